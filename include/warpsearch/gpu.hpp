@@ -1,0 +1,62 @@
+// gpu.hpp: GPU discovery, device selection and multi-GPU work splitting (host-side API).
+//
+// This header is usable in every build: in a CPU-only build (no CUDA compiler at configure time)
+// probe_devices() reports no devices and says why, so --device auto falls back to the CPU and
+// --device gpu fails with a clear message. CUDA-specific RAII types (device/pinned buffers, streams,
+// error checks) live in src/gpu/cuda/ and are used only by .cu files and GPU code paths.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace warpsearch {
+
+struct DeviceInfo {
+  int id = 0;                        // CUDA device ordinal
+  std::string name;                  // e.g. "NVIDIA H100 80GB HBM3"
+  int sm_count = 0;                  // streaming multiprocessors
+  int cc_major = 0, cc_minor = 0;    // compute capability
+  std::uint64_t total_memory = 0;    // bytes
+  std::uint64_t free_memory = 0;     // bytes, at probe time
+  std::uint64_t l2_bytes = 0;
+  std::uint64_t shared_per_block_optin = 0;  // max dynamic shared memory per block, bytes
+};
+
+enum class DeviceMode : std::uint8_t { kAuto, kCpu, kGpu };
+std::optional<DeviceMode> parse_device_mode(std::string_view text);  // "auto" | "cpu" | "gpu"
+
+// True when this build contains GPU code (compiled with CUDA).
+bool gpu_support_compiled();
+
+struct DeviceProbe {
+  std::vector<DeviceInfo> devices;  // visible, usable devices (compute capability the build targets)
+  std::string unavailable_reason;   // why devices is empty ("built without CUDA", "no CUDA driver", ...)
+};
+DeviceProbe probe_devices();
+
+struct DeviceSelection {
+  bool use_gpu = false;
+  std::vector<DeviceInfo> devices;  // chosen devices, in the order given by --gpus (or id order)
+  std::string note;                 // e.g. why auto fell back to the CPU; empty if nothing to say
+};
+
+// Resolves --device and --gpus ("0,2"; empty = all visible). kGpu without a usable device, an
+// unknown or duplicate id in gpu_list: Error(kGpu / kUsage). kAuto without devices: CPU plus note.
+DeviceSelection select_devices(DeviceMode mode, std::string_view gpu_list);
+DeviceSelection select_devices(DeviceMode mode, std::string_view gpu_list, const DeviceProbe& probe);
+
+// Contiguous split of items with the given weights (e.g. residues per sequence or per batch) into
+// `parts` ranges of near-equal total weight; deterministic, ranges in order, empty ranges allowed when
+// there are fewer items than parts. Used to share database batches among GPUs.
+struct WorkRange {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  std::uint64_t weight = 0;
+};
+std::vector<WorkRange> split_work(std::span<const std::uint64_t> weights, std::size_t parts);
+
+}  // namespace warpsearch

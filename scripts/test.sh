@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# test.sh: installs what is missing (build deps, oracle tools, test data), builds warpsearch and runs
+# every test: the installed-package consumer example, a bounded fuzzing run of every parser, and the
+# whole CTest suite (unit, oracle, CLI and bad-input tests; GPU tests skip without a GPU).
+#
+#   scripts/test.sh                      everything (what CI runs)
+#   FUZZ_SECONDS=0 scripts/test.sh       skip fuzzing (default: 30 s per fuzz target)
+#   WARPSEARCH_PRESET=asan scripts/test.sh   run the suite under ASan/UBSan instead of Release
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+preset=${WARPSEARCH_PRESET:-release}
+fuzz_seconds=${FUZZ_SECONDS:-30}
+jobs=$(nproc)
+
+scripts/bootstrap.sh
+
+echo "== build ($preset)"
+cmake --preset "$preset" -DWARPSEARCH_WERROR=ON >/dev/null
+cmake --build --preset "$preset" -j "$jobs"
+
+echo "== install + find_package consumer"
+prefix=$PWD/build/$preset-install
+rm -rf "$prefix" "build/$preset-consumer"
+cmake --install "build/$preset" --prefix "$prefix" >/dev/null
+cmake -S examples/consumer -B "build/$preset-consumer" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "build/$preset-consumer" >/dev/null
+"build/$preset-consumer/count_residues" data/globins45.fa
+"$prefix/bin/warpsearch" --version
+
+if ((fuzz_seconds > 0)); then
+  echo "== fuzz (${fuzz_seconds} s per target)"
+  cmake --preset fuzz >/dev/null
+  cmake --build --preset fuzz -j "$jobs" >/dev/null
+  for fuzzer in "$PWD"/build/fuzz/fuzz/fuzz_*; do
+    [[ -x $fuzzer ]] || continue
+    name=$(basename "$fuzzer"); name=${name#fuzz_}
+    work=build/fuzz/run-$name
+    rm -rf "$work"; mkdir -p "$work/corpus"
+    [[ -d fuzz/corpus/$name ]] && cp -r "fuzz/corpus/$name/." "$work/corpus/"
+    echo "-- fuzz_$name"
+    ( cd "$work" && "$fuzzer" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=4096 \
+        -print_final_stats=0 corpus 2> log.txt ) || {
+      tail -40 "$work/log.txt"; echo "fuzz_$name found a crash: reproducer in $work" >&2; exit 1; }
+    grep -E '^#[0-9]+.*DONE' "$work/log.txt" | tail -1 || true
+  done
+fi
+
+echo "== tests"
+WARPSEARCH_REQUIRE_TESTDATA=1 ctest --preset "$preset" -j "$jobs"

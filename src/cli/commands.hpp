@@ -1,0 +1,31 @@
+// commands.hpp: how CLI commands plug into `warpsearch` (one file per command in src/cli/).
+//
+// Each command file defines register_<name>(CLI::App& app, const GlobalOptions& global) which adds a
+// subcommand with its options and a callback. The callback runs after parsing, does the work through
+// the library, and throws warpsearch::Error on failure; main() turns errors into messages and exit codes.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "warpsearch/gpu.hpp"
+
+namespace warpsearch::cli {
+
+struct GlobalOptions {
+  unsigned threads = 0;         // 0: all hardware threads
+  std::string device = "auto";  // auto | cpu | gpu
+  std::string gpus;             // comma-separated device ids, empty: all visible
+  bool quiet = false;
+
+  unsigned resolved_threads() const;
+  // Resolves --device/--gpus against the machine (see gpu.hpp); throws Error(kUsage/kGpu).
+  DeviceSelection resolve_devices() const;
+};
+
+void register_makedb(CLI::App& app, const GlobalOptions& global);
+void register_dbinfo(CLI::App& app, const GlobalOptions& global);
+void register_devices(CLI::App& app, const GlobalOptions& global);
+
+}  // namespace warpsearch::cli
