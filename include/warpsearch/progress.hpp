@@ -26,6 +26,7 @@ class Progress {
   // Prints the final line (when active) and stops further output.
   void finish();
   bool active() const { return active_; }
+  std::uint64_t done() const { return done_.load(std::memory_order_relaxed); }
 
   // Whether progress output is wanted at all: stderr is a TTY and quiet is false.
   static bool wanted(bool quiet);
