@@ -52,6 +52,10 @@ int run(int argc, char** argv) {
   register_dbinfo(app, global);
   register_devices(app, global);
 
+  if (argc <= 1) {  // no command: show what there is, as a usage error
+    std::fputs(app.help().c_str(), stderr);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -9,14 +9,14 @@
 
 namespace {
 
-struct Run {
+struct CliRun {
   int status = -1;
   std::string out;  // stdout and stderr together
 };
 
-Run run_cli(const std::string& args) {
+CliRun run_cli(const std::string& args) {
   const std::string cmd = std::string(WARPSEARCH_CLI) + " " + args + " 2>&1";
-  Run r;
+  CliRun r;
   FILE* pipe = ::popen(cmd.c_str(), "r");
   if (pipe == nullptr) return r;
   std::array<char, 4096> buf{};
@@ -28,50 +28,50 @@ Run run_cli(const std::string& args) {
 }
 
 TEST(CliMain, VersionNamesTheBuild) {
-  const Run r = run_cli("--version");
+  const CliRun r = run_cli("--version");
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.out.find("warpsearch 0."), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("GPU support"), std::string::npos) << r.out;
 }
 
 TEST(CliMain, NoCommandIsAUsageError) {
-  const Run r = run_cli("");
+  const CliRun r = run_cli("");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("makedb"), std::string::npos) << r.out;  // help lists the commands
 }
 
 TEST(CliMain, UnknownOptionAndBadDeviceAreUsageErrors) {
   EXPECT_NE(run_cli("--no-such-option dbinfo x").status, 0);
-  const Run r = run_cli("--device tpu devices");
+  const CliRun r = run_cli("--device tpu devices");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("--device"), std::string::npos) << r.out;
 }
 
 TEST(CliMain, EveryCommandHasHelpWithExamples) {
   for (const char* cmd : {"makedb", "dbinfo", "devices"}) {
-    const Run r = run_cli(std::string(cmd) + " --help");
+    const CliRun r = run_cli(std::string(cmd) + " --help");
     EXPECT_EQ(r.status, 0) << cmd;
     EXPECT_NE(r.out.find("Examples"), std::string::npos) << cmd << ": " << r.out;
   }
 }
 
 TEST(CliMain, DevicesReportsTheSelection) {
-  const Run cpu = run_cli("--device cpu devices");
+  const CliRun cpu = run_cli("--device cpu devices");
   EXPECT_EQ(cpu.status, 0) << cpu.out;
   EXPECT_NE(cpu.out.find("selection (--device cpu): CPU"), std::string::npos) << cpu.out;
 #ifndef WARPSEARCH_HAVE_CUDA
   // Without GPU code, asking for a GPU must fail clearly, and auto falls back to the CPU.
-  const Run gpu = run_cli("--device gpu devices");
+  const CliRun gpu = run_cli("--device gpu devices");
   EXPECT_NE(gpu.status, 0);
   EXPECT_NE(gpu.out.find("without CUDA"), std::string::npos) << gpu.out;
-  const Run aut = run_cli("devices");
+  const CliRun aut = run_cli("devices");
   EXPECT_EQ(aut.status, 0);
   EXPECT_NE(aut.out.find("CPU"), std::string::npos) << aut.out;
 #endif
 }
 
 TEST(CliMain, GlobalOptionsMayFollowTheCommand) {
-  const Run r = run_cli("devices --device cpu --quiet --threads 2");
+  const CliRun r = run_cli("devices --device cpu --quiet --threads 2");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("CPU"), std::string::npos) << r.out;
 }
