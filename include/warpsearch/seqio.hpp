@@ -32,7 +32,8 @@ struct ReaderOptions {
 
 class SequenceReader {
  public:
-  // Opens path ("-" reads stdin). Throws Error(kIo) if it cannot be opened.
+  // Opens path ("-" reads stdin) and looks ahead to resolve format and alphabet. Throws Error(kIo) if
+  // it cannot be opened, Error(kFormat) if the start of the input is already damaged (e.g. bad gzip).
   explicit SequenceReader(const std::string& path, ReaderOptions options = {});
   ~SequenceReader();
   SequenceReader(SequenceReader&&) noexcept;
