@@ -138,6 +138,10 @@ class PackedDb {
   std::span<const MaskRun> soft_mask(std::uint64_t i) const {
     return {mask_runs_ + mask_offsets_[i], mask_offsets_[i + 1] - mask_offsets_[i]};
   }
+  // The packed batch layout GPU stages upload: every residue back to back in id order, and
+  // residue_offsets()[0..size()] with sequence i at [offsets[i], offsets[i+1]).
+  std::span<const std::uint8_t> all_residues() const { return {residues_, total_residues_}; }
+  std::span<const std::uint64_t> residue_offsets() const { return {residue_offsets_, count_ + 1}; }
   // All ids sorted by (length, id).
   std::span<const std::uint32_t> sorted_order() const { return {order_, count_}; }
   std::span<const DbPartition> partitions() const { return partitions_; }

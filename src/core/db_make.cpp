@@ -266,7 +266,7 @@ MakeDbResult make_db(const std::string& input_path, const std::string& db_path,
   const std::string source = input_path.substr(0, layout::kMaxTextBytes);
   std::vector<unsigned char> header(layout::kFixedBytes + partitions.size() * layout::kPartitionBytes +
                                     title.size() + source.size() + layout::kCrcBytes);
-  unsigned char* h = header.data();
+  unsigned char* const h = &header.at(0);  // never empty: the fixed part alone is kFixedBytes
   std::copy(layout::kMagic.begin(), layout::kMagic.end(), h + layout::kOffMagic);
   layout::put_u32(h + layout::kOffVersion, layout::kVersion);
   layout::put_u32(h + layout::kOffHeaderBytes, static_cast<std::uint32_t>(header.size()));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "warpsearch/error.hpp"
+#include "gpu/residue_histogram.hpp"
 #include "warpsearch/gpu.hpp"
 
 namespace warpsearch {
@@ -276,3 +277,24 @@ TEST(SplitWork, RandomSplitsAreValidAndDeterministic) {
 
 }  // namespace
 }  // namespace warpsearch
+
+namespace warpsearch::gpu {
+namespace {
+
+TEST(ResidueHistogramReference, CountsByHand) {
+  // Three sequences: "ACA" (codes 0 1 0), "" and "Y*" in protein codes (19, 26).
+  const std::vector<std::uint8_t> residues = {0, 1, 0, 19, 26};
+  const std::vector<std::uint64_t> offsets = {0, 3, 3, 5};
+  const std::vector<std::uint32_t> counts = residue_histogram_reference(residues, offsets);
+  ASSERT_EQ(counts.size(), 3u * kMaxCodes);
+  std::vector<std::uint32_t> expected(3 * kMaxCodes, 0);
+  expected[0 * kMaxCodes + 0] = 2;
+  expected[0 * kMaxCodes + 1] = 1;
+  expected[2 * kMaxCodes + 19] = 1;
+  expected[2 * kMaxCodes + 26] = 1;
+  EXPECT_EQ(counts, expected);
+  EXPECT_TRUE(residue_histogram_reference({}, {}).empty());
+}
+
+}  // namespace
+}  // namespace warpsearch::gpu

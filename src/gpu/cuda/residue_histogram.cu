@@ -47,19 +47,6 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 }  // namespace
 
-std::vector<std::uint32_t> residue_histogram_reference(std::span<const std::uint8_t> residues,
-                                                       std::span<const std::uint64_t> offsets) {
-  const std::size_t n = offsets.empty() ? 0 : offsets.size() - 1;
-  std::vector<std::uint32_t> counts(n * kMaxCodes, 0);
-  for (std::size_t s = 0; s < n; ++s) {
-    for (std::uint64_t i = offsets[s]; i < offsets[s + 1]; ++i) {
-      const unsigned code = residues[i];
-      if (code < kMaxCodes) ++counts[s * kMaxCodes + code];
-    }
-  }
-  return counts;
-}
-
 void launch_residue_histogram(const std::uint8_t* residues, const std::uint64_t* offsets,
                               std::size_t num_sequences, std::uint32_t* counts, cudaStream_t stream) {
   if (num_sequences == 0) return;
