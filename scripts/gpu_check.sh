@@ -11,8 +11,11 @@
 #   CUDA_ARCHS           CMAKE_CUDA_ARCHITECTURES (default: 90)
 #   JOBS                 parallel build and test jobs (default: 16)
 #   BENCH_TIMEOUT        seconds allowed per benchmark run (default: 300)
-#   WARPSEARCH_TESTDATA  real data (scripts/fetch_testdata.sh); prot/mmseqs_DB20k.fasta is the benchmark
-#                        input when present, else a generated random protein FASTA is used
+#   BENCH_INPUT          FASTA input of the benchmarks (default: $WARPSEARCH_TESTDATA/prot/mmseqs_DB20k.fasta
+#                        when present, else a generated random protein FASTA)
+#   BENCH_MATCH          regex of the warpsearch-bench entries to run (default: GPU entries and the CPU
+#                        references they are compared with, '^(gpu|cpu)-')
+#   WARPSEARCH_TESTDATA  real data (scripts/fetch_testdata.sh)
 # Exit status: 0 when the build, every test and every benchmark passed, and the GPU tests did not all
 # skip; 1 otherwise (the summary's last line says why).
 set -uo pipefail
@@ -22,6 +25,7 @@ BUILD_DIR=${BUILD_DIR:-build-gpu-check}
 CUDA_ARCHS=${CUDA_ARCHS:-90}
 JOBS=${JOBS:-16}
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-300}
+BENCH_MATCH=${BENCH_MATCH:-'^(gpu|cpu)-'}
 LOG_DIR=${OUT:-$BUILD_DIR/gpu-check-logs}
 mkdir -p "$LOG_DIR" || exit 1
 
@@ -130,8 +134,10 @@ bench_state="not built"
 bench="$BUILD_DIR/bench/warpsearch-bench"
 if [ -x "$bench" ]; then
   step "GPU benchmarks"
-  input=""
-  if [ -n "${WARPSEARCH_TESTDATA:-}" ] && [ -f "$WARPSEARCH_TESTDATA/prot/mmseqs_DB20k.fasta" ]; then
+  input=${BENCH_INPUT:-}
+  if [ -n "$input" ]; then
+    :
+  elif [ -n "${WARPSEARCH_TESTDATA:-}" ] && [ -f "$WARPSEARCH_TESTDATA/prot/mmseqs_DB20k.fasta" ]; then
     input="$WARPSEARCH_TESTDATA/prot/mmseqs_DB20k.fasta"
   else
     # 20,000 random proteins of 50..549 residues (about 6M residues), the same on every run.
@@ -152,7 +158,7 @@ if [ -x "$bench" ]; then
   if "$bench" list > "$LOG_DIR/bench-list.txt" 2>&1; then
     if awk '$1 ~ /^gpu-/ { found = 1 } END { exit !found }' "$LOG_DIR/bench-list.txt"; then
       # The result table goes to stdout, progress to stderr; the table's column header starts "name".
-      "$bench" run --match '^gpu-' --input "$input" --timeout "$BENCH_TIMEOUT" --label "$device" \
+      "$bench" run --match "$BENCH_MATCH" --input "$input" --timeout "$BENCH_TIMEOUT" --label "$device" \
         --csv "$LOG_DIR/bench-gpu.csv" < /dev/null > "$LOG_DIR/bench-gpu.txt" 2> "$LOG_DIR/bench-gpu.err"
       bench_status=$?
       bench_state="gpu-* entries of warpsearch-bench on $(basename "$input"):"
