@@ -31,6 +31,9 @@ struct Work {
   std::uint64_t records = 0;   // sequence records
   std::uint64_t cells = 0;     // dynamic-programming cells computed (GCUPS)
   std::uint64_t length = 0;    // x axis of throughput-vs-length charts (e.g. query length); 0: none
+  // Seconds of the region the entry timed itself (e.g. leaving out GPU context creation, which is paid
+  // once per process, not per search); 0: the harness's time of the whole call is used.
+  double timed_s = 0;
 };
 
 // Everything a setup, run or peer command sees. Peer argv elements may use the placeholders {input},

@@ -95,7 +95,7 @@ std::size_t read_all(int fd, void* data, std::size_t size) {
   try {
     const Clock::time_point start = Clock::now();
     report.work = fn(ctx);
-    report.work_s = seconds_since(start);
+    report.work_s = report.work.timed_s > 0 ? report.work.timed_s : seconds_since(start);
     report.ok = true;
   } catch (const std::exception& e) {
     std::snprintf(report.message, sizeof report.message, "%s", e.what());

@@ -40,9 +40,10 @@ show_tail() { tail -n "${2:-40}" "$1" | sed 's/^/    /'; }
 # passed in its "N tests failed out of M" line, so they are taken out of "passed" here.
 ctest_counts() {
   local total failed skipped
-  total=$(sed -n 's/.* tests failed out of \([0-9][0-9]*\).*/\1/p' "$1" | tail -n 1)
+  # "N% tests passed, F tests failed out of T", or "100% tests passed out of T" (newer CTest).
+  total=$(sed -n 's/.*tests passed.* out of \([0-9][0-9]*\).*/\1/p' "$1" | tail -n 1)
   failed=$(sed -n 's/.* \([0-9][0-9]*\) tests failed out of .*/\1/p' "$1" | tail -n 1)
-  skipped=$(grep -c '(Skipped)[[:space:]]*$' "$1")
+  skipped=$(grep -c '(Skipped)' "$1")
   total=${total:-0}
   failed=${failed:-0}
   echo "$total $((total - failed - skipped)) $failed $skipped"
