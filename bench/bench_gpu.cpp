@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <string>
 
-#include "registry.hpp"
 #include "gpu/residue_histogram.hpp"
+#include "registry.hpp"
 #include "warpsearch/db.hpp"
 #include "warpsearch/gpu.hpp"
 

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <thread>
 
+#include "core/text_format.hpp"
 #include "warpsearch/output_file.hpp"
 #include "warpsearch/version.hpp"
 
@@ -56,32 +57,6 @@ std::string utc_now() {
   return text;
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
 // Summary numbers in CSV and JSON: six significant digits; unknown (0) is an empty field or null.
 std::string csv_number(double value) { return value > 0 ? fmt::format("{:.6g}", value) : std::string(); }
 std::string csv_count(std::uint64_t value) { return value > 0 ? std::to_string(value) : std::string(); }
@@ -108,8 +83,8 @@ std::string json_result(const EntryResult& result) {
       "\"status\": {}, \"command\": {},\n     \"median_s\": {}, \"min_s\": {}, \"child_median_s\": {}, "
       "\"peak_rss_mib\": {}, \"mb_per_s\": {}, \"mres_per_s\": {}, \"gcups\": {},\n     \"work\": {},\n"
       "     \"runs\": [{}]}}",
-      json_string(result.name), result.peer ? "peer" : "internal", to_string(result.headline),
-      json_string(result.input), result.threads, json_string(result.status), json_string(result.command),
+      json_quote(result.name), result.peer ? "peer" : "internal", to_string(result.headline),
+      json_quote(result.input), result.threads, json_quote(result.status), json_quote(result.command),
       json_number(s.median_s), json_number(s.min_s), json_number(s.child_median_s),
       json_number(mib(s.peak_rss_kib)), json_number(s.mb_per_s), json_number(s.mres_per_s),
       json_number(s.gcups), json_work(s.work), runs);
@@ -197,8 +172,8 @@ void write_json(const std::string& path, const RunMeta& meta, const std::vector<
   file.write(fmt::format(
       "{{\n  \"meta\": {{\"label\": {}, \"date\": {}, \"machine\": {}, \"version\": {}, \"command\": {}, "
       "\"repeat\": {}, \"warmup\": {}}},\n  \"results\": [\n",
-      json_string(meta.label), json_string(meta.date), json_string(meta.machine), json_string(meta.version),
-      json_string(meta.command), meta.repeat, meta.warmup));
+      json_quote(meta.label), json_quote(meta.date), json_quote(meta.machine), json_quote(meta.version),
+      json_quote(meta.command), meta.repeat, meta.warmup));
   for (std::size_t i = 0; i < results.size(); ++i) {
     file.write(json_result(results[i]) + (i + 1 < results.size() ? ",\n" : "\n"));
   }

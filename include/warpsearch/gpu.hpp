@@ -16,12 +16,12 @@
 namespace warpsearch {
 
 struct DeviceInfo {
-  int id = 0;                        // CUDA device ordinal
-  std::string name;                  // e.g. "NVIDIA H100 80GB HBM3"
-  int sm_count = 0;                  // streaming multiprocessors
-  int cc_major = 0, cc_minor = 0;    // compute capability
-  std::uint64_t total_memory = 0;    // bytes
-  std::uint64_t free_memory = 0;     // bytes, at probe time
+  int id = 0;                      // CUDA device ordinal
+  std::string name;                // e.g. "NVIDIA H100 80GB HBM3"
+  int sm_count = 0;                // streaming multiprocessors
+  int cc_major = 0, cc_minor = 0;  // compute capability
+  std::uint64_t total_memory = 0;  // bytes
+  std::uint64_t free_memory = 0;   // bytes, at probe time
   std::uint64_t l2_bytes = 0;
   std::uint64_t shared_per_block_optin = 0;  // max dynamic shared memory per block, bytes
 };

@@ -23,7 +23,7 @@ struct AlignmentRecord {
   bool target_reverse = false;     // alignment on the reverse-complement strand of the target
   double bit_score = 0.0;
   double evalue = 0.0;
-  std::string cigar;               // empty unless requested; "=", "X", "I", "D" operations
+  std::string cigar;  // empty unless requested; "=", "X", "I", "D" operations
 };
 
 // Ranking used by top-K collection: higher score first, then lower target id, then lower query id,

@@ -48,11 +48,11 @@ class SequenceReader {
   SeqFormat format() const;          // resolved format (after the first byte)
   const Alphabet& alphabet() const;  // resolved alphabet (guessed before the first record returns)
   bool gzipped() const;
-  std::uint64_t records() const;         // records returned so far
-  std::uint64_t residues() const;        // residues returned so far
-  std::uint64_t unknown_letters() const; // letters mapped to X/N so far
-  std::uint64_t bytes_read() const;      // uncompressed bytes consumed so far
-  std::uint64_t line() const;            // current 1-based line number
+  std::uint64_t records() const;          // records returned so far
+  std::uint64_t residues() const;         // residues returned so far
+  std::uint64_t unknown_letters() const;  // letters mapped to X/N so far
+  std::uint64_t bytes_read() const;       // uncompressed bytes consumed so far
+  std::uint64_t line() const;             // current 1-based line number
 
  private:
   struct Impl;

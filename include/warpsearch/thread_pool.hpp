@@ -27,7 +27,8 @@ class ThreadPool {
 
   unsigned size() const { return size_; }
 
-  void parallel_for(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& body);
+  void parallel_for(std::size_t n, std::size_t grain,
+                    const std::function<void(std::size_t, std::size_t)>& body);
 
   template <class F>
   auto submit(F&& f) -> std::future<decltype(f())> {

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "cli/commands.hpp"
+#include "core/text_format.hpp"
 #include "warpsearch/db.hpp"
 #include "warpsearch/error.hpp"
 
@@ -17,26 +18,6 @@ namespace warpsearch::cli {
 namespace {
 
 constexpr std::uint64_t kUnbounded = std::numeric_limits<std::uint64_t>::max();
-
-std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
 
 std::string json_bound(std::uint64_t value) { return value == kUnbounded ? "null" : std::to_string(value); }
 
@@ -46,10 +27,10 @@ std::string length_range(std::uint64_t lo, std::uint64_t hi) {
 
 void print_json(const DbSummary& s, bool verified) {
   std::string out = "{\n";
-  out += fmt::format("  \"path\": {},\n  \"packed\": {},\n", json_string(s.path), s.packed);
+  out += fmt::format("  \"path\": {},\n  \"packed\": {},\n", json_quote(s.path), s.packed);
   if (s.packed) {
     out += fmt::format("  \"format_version\": {},\n  \"title\": {},\n  \"source\": {},\n", s.format_version,
-                       json_string(s.title), json_string(s.source));
+                       json_quote(s.title), json_quote(s.source));
   }
   out += fmt::format(
       "  \"file_bytes\": {},\n  \"alphabet\": \"{}\",\n  \"sequences\": {},\n  \"residues\": {},\n"

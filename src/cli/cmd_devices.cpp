@@ -1,7 +1,7 @@
 // cmd_devices.cpp: `warpsearch devices`: the GPUs this build can use, and which --device/--gpus pick.
-#include <cstdio>
-
 #include <fmt/format.h>
+
+#include <cstdio>
 
 #include "cli/commands.hpp"
 
@@ -30,8 +30,8 @@ void register_devices(CLI::App& app, const GlobalOptions& global) {
     const DeviceSelection sel = select_devices(mode.value_or(DeviceMode::kAuto), global.gpus, probe);
     std::string chosen;
     for (const DeviceInfo& d : sel.devices) chosen += fmt::format("{}{}", chosen.empty() ? "" : ",", d.id);
-    fmt::print("selection (--device {}{}): {}\n", global.device, global.gpus.empty() ? "" : " --gpus " + global.gpus,
-               sel.use_gpu ? "GPU " + chosen : "CPU");
+    fmt::print("selection (--device {}{}): {}\n", global.device,
+               global.gpus.empty() ? "" : " --gpus " + global.gpus, sel.use_gpu ? "GPU " + chosen : "CPU");
     if (!sel.note.empty()) fmt::print("note: {}\n", sel.note);
     std::fflush(stdout);
   });

@@ -3,13 +3,12 @@
 // Every command lives in its own src/cli/cmd_<name>.cpp and registers itself through commands.hpp.
 // Errors surface as warpsearch::Error and become "warpsearch: error: FILE:LINE: message" on stderr
 // with the exit status of their kind (error.hpp); usage errors exit 2 with CLI11's message.
-#include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 #include <new>
-
-#include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "warpsearch/error.hpp"

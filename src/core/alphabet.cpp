@@ -26,9 +26,18 @@ AlphabetKind guess_alphabet(std::string_view letters) {
     if (c < 'A' || c > 'Z') continue;
     ++total;
     switch (c) {
-      case 'A': case 'C': case 'G': case 'N': ++nucleotide; break;
-      case 'T': ++nucleotide; ++t; break;
-      case 'U': ++nucleotide; ++u; break;
+      case 'A':
+      case 'C':
+      case 'G':
+      case 'N': ++nucleotide; break;
+      case 'T':
+        ++nucleotide;
+        ++t;
+        break;
+      case 'U':
+        ++nucleotide;
+        ++u;
+        break;
       default: break;
     }
   }

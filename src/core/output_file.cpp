@@ -40,7 +40,12 @@ OutputFile::OutputFile(const std::string& path, std::size_t buffer_bytes)
   std::string templ = path + ".tmp.XXXXXX";
   fd_ = ::mkostemp(templ.data(), O_CLOEXEC);
   if (fd_ < 0) throw_system_error("cannot create output file", path);
-  ::fchmod(fd_, 0644 & ~[] { mode_t m = ::umask(0); ::umask(m); return m; }());
+  ::fchmod(
+      fd_, 0644 & ~[] {
+        mode_t m = ::umask(0);
+        ::umask(m);
+        return m;
+      }());
   temp_path_ = std::move(templ);
 }
 
@@ -128,7 +133,8 @@ void OutputFile::finish_unrenamed() {
 
 void OutputFile::rename_into_place() {
   if (temp_path_.empty()) return;
-  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) throw_system_error("cannot rename output into place", path_);
+  if (::rename(temp_path_.c_str(), path_.c_str()) != 0)
+    throw_system_error("cannot rename output into place", path_);
   temp_path_.clear();
 }
 

@@ -1,11 +1,10 @@
 // progress.cpp: rate-limited progress lines on a terminal's stderr (see progress.hpp).
 #include "warpsearch/progress.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
-
-#include <fmt/format.h>
 
 namespace warpsearch {
 namespace {
@@ -56,8 +55,7 @@ void Progress::finish() {
 void Progress::render(bool final_line) {
   std::lock_guard lock(render_mutex_);
   if (finished_) return;
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const std::uint64_t done = done_.load(std::memory_order_relaxed);
   const std::uint64_t total = total_.load(std::memory_order_relaxed);
   std::string line = fmt::format("\r{}: {} {}", label_, human(static_cast<double>(done)), unit_);

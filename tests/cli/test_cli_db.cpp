@@ -14,46 +14,21 @@
 #include <set>
 #include <string>
 
+#include "temp_dir.hpp"
 #include "testdata.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
+using warpsearch::test::read_file;
+using warpsearch::test::write_file;
+
+// A scratch directory named after this suite.
+class TempDir : public warpsearch::test::TempDir {
  public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "test_cli_db.XXXXXX").string();
-    if (::mkdtemp(templ.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path_, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-  const fs::path& path() const { return path_; }
-
-  std::set<std::string> listing() const {
-    std::set<std::string> names;
-    for (const auto& entry : fs::directory_iterator(path_)) names.insert(entry.path().filename().string());
-    return names;
-  }
-
- private:
-  fs::path path_;
+  TempDir() : warpsearch::test::TempDir("test_cli_db") {}
 };
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 std::string quote(const std::string& arg) {
   std::string out = "'";

@@ -1,6 +1,5 @@
 // test_cli_main.cpp: the `warpsearch` binary's global behaviour: version, help, usage errors, devices.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <array>

@@ -1,6 +1,5 @@
 // test_output_file.cpp: outputs appear whole on commit and not at all on failure; errors are clear.
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,7 +28,9 @@ class OutputFileTest : public ::testing::Test {
     fs::permissions(dir_, fs::perms::owner_all, fs::perm_options::add);
     fs::remove_all(dir_);
   }
-  std::size_t entries() const { return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir_), {})); }
+  std::size_t entries() const {
+    return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir_), {}));
+  }
   static std::string slurp(const fs::path& p) {
     std::ifstream in(p);
     std::stringstream ss;

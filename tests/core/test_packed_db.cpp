@@ -16,6 +16,7 @@
 
 #include "../../fuzz/packed_db_harness.hpp"
 #include "core/db_format.hpp"
+#include "temp_dir.hpp"
 #include "testdata.hpp"
 #include "warpsearch/db.hpp"
 #include "warpsearch/error.hpp"
@@ -27,39 +28,14 @@ namespace {
 namespace fs = std::filesystem;
 namespace layout = db_format;
 
-class TempDir {
+using test::read_file;
+using test::write_file;
+
+// A scratch directory named after this suite.
+class TempDir : public test::TempDir {
  public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "test_packed_db.XXXXXX").string();
-    if (::mkdtemp(templ.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-  const fs::path& path() const { return path_; }
-
-  std::set<std::string> listing() const {
-    std::set<std::string> names;
-    for (const auto& entry : fs::directory_iterator(path_)) names.insert(entry.path().filename().string());
-    return names;
-  }
-
- private:
-  fs::path path_;
+  TempDir() : test::TempDir("test_packed_db") {}
 };
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 void write_gzip(const std::string& path, const std::string& text) {
   gzFile gz = gzopen(path.c_str(), "wb");

@@ -58,7 +58,8 @@ TEST(TopK, InsertionOrderDoesNotMatter) {
 TEST(TopK, MergingShardsEqualsOnePass) {
   const auto records = random_records(3000, 4);
   for (std::size_t shards : {1u, 2u, 3u, 7u}) {
-    std::vector<TopK<AlignmentRecord, BetterAlignment>> parts(shards, TopK<AlignmentRecord, BetterAlignment>(64));
+    std::vector<TopK<AlignmentRecord, BetterAlignment>> parts(shards,
+                                                              TopK<AlignmentRecord, BetterAlignment>(64));
     for (std::size_t i = 0; i < records.size(); ++i) parts[i % shards].push(records[i]);
     TopK<AlignmentRecord, BetterAlignment> merged(64);
     for (const auto& p : parts) merged.merge(p);

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "warpsearch/error.hpp"
 #include "gpu/residue_histogram.hpp"
+#include "warpsearch/error.hpp"
 #include "warpsearch/gpu.hpp"
 
 namespace warpsearch {

@@ -27,12 +27,12 @@ inline bool testdata_required() {
 
 }  // namespace warpsearch::test
 
-#define WS_REQUIRE_TESTDATA(relpath)                                                              \
-  do {                                                                                            \
-    if (!std::filesystem::exists(::warpsearch::test::testdata_dir() / (relpath))) {              \
-      if (::warpsearch::test::testdata_required())                                                \
-        FAIL() << "missing test data " << (::warpsearch::test::testdata_dir() / (relpath))        \
-               << " (run scripts/fetch_testdata.sh)";                                             \
-      GTEST_SKIP() << "test data " << (relpath) << " not fetched (scripts/fetch_testdata.sh)";     \
-    }                                                                                             \
+#define WS_REQUIRE_TESTDATA(relpath)                                                           \
+  do {                                                                                         \
+    if (!std::filesystem::exists(::warpsearch::test::testdata_dir() / (relpath))) {            \
+      if (::warpsearch::test::testdata_required())                                             \
+        FAIL() << "missing test data " << (::warpsearch::test::testdata_dir() / (relpath))     \
+               << " (run scripts/fetch_testdata.sh)";                                          \
+      GTEST_SKIP() << "test data " << (relpath) << " not fetched (scripts/fetch_testdata.sh)"; \
+    }                                                                                          \
   } while (0)
