@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # test.sh: installs what is missing (build deps, oracle tools, test data), builds warpsearch and runs
-# every test: the installed-package consumer example, a bounded fuzzing run of every parser, and the
-# whole CTest suite (unit, oracle, CLI and bad-input tests; GPU tests skip without a GPU).
+# every test: the installed-package consumer example, a bounded fuzzing run of every parser, the whole
+# CTest suite under AddressSanitizer/UBSan, and the whole CTest suite of the Release build (unit,
+# oracle, CLI and bad-input tests; GPU tests skip without a GPU).
 #
 #   scripts/test.sh                      everything (what CI runs)
 #   FUZZ_SECONDS=0 scripts/test.sh       skip fuzzing (default: 30 s per fuzz target)
-#   WARPSEARCH_PRESET=asan scripts/test.sh   run the suite under ASan/UBSan instead of Release
+#   SANITIZE=0 scripts/test.sh           skip the ASan/UBSan build and run
+#   WARPSEARCH_PRESET=debug scripts/test.sh   use another preset than release for the main build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 preset=${WARPSEARCH_PRESET:-release}
 fuzz_seconds=${FUZZ_SECONDS:-30}
+sanitize=${SANITIZE:-1}
 jobs=$(nproc)
 
 scripts/bootstrap.sh
@@ -46,5 +49,12 @@ if ((fuzz_seconds > 0)); then
   done
 fi
 
-echo "== tests"
+if ((sanitize)) && [[ $preset != asan ]]; then
+  echo "== tests under ASan/UBSan"
+  cmake --preset asan -DWARPSEARCH_WERROR=ON >/dev/null
+  cmake --build --preset asan -j "$jobs" >/dev/null
+  WARPSEARCH_REQUIRE_TESTDATA=1 ctest --preset asan -j "$jobs" --output-on-failure | tail -n 3
+fi
+
+echo "== tests ($preset)"
 WARPSEARCH_REQUIRE_TESTDATA=1 ctest --preset "$preset" -j "$jobs"

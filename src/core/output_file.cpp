@@ -88,6 +88,7 @@ void OutputFile::discard() noexcept {
 
 void OutputFile::write(const void* data, std::size_t bytes) {
   if (fd_ < 0) throw Error(ErrorKind::kInternal, "write to a closed output", path_);
+  if (bytes == 0) return;  // data may be null for an empty span
   bytes_written_ += bytes;
   const char* p = static_cast<const char*>(data);
   if (used_ + bytes > buffer_.size()) {
