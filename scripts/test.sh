@@ -53,7 +53,12 @@ if ((sanitize)) && [[ $preset != asan ]]; then
   echo "== tests under ASan/UBSan"
   cmake --preset asan -DWARPSEARCH_WERROR=ON >/dev/null
   cmake --build --preset asan -j "$jobs" >/dev/null
-  WARPSEARCH_REQUIRE_TESTDATA=1 ctest --preset asan -j "$jobs" --output-on-failure | tail -n 3
+  if ! WARPSEARCH_REQUIRE_TESTDATA=1 ctest --preset asan -j "$jobs" > build/asan/ctest.log 2>&1; then
+    tail -n 100 build/asan/ctest.log
+    echo "test.sh: tests failed under ASan/UBSan (log: build/asan/ctest.log)" >&2
+    exit 1
+  fi
+  grep -E 'tests passed' build/asan/ctest.log
 fi
 
 echo "== tests ($preset)"
