@@ -26,6 +26,7 @@ void register_devices(CLI::App& app, const GlobalOptions& global) {
                    static_cast<double>(d.free_memory) / (1 << 30));
       }
     }
+    std::fflush(stdout);  // the listing stays before a selection error on a shared terminal
     const auto mode = parse_device_mode(global.device);
     const DeviceSelection sel = select_devices(mode.value_or(DeviceMode::kAuto), global.gpus, probe);
     std::string chosen;
