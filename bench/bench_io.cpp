@@ -12,9 +12,9 @@
 #include <regex>
 #include <string>
 
-#include "bench_seqio.hpp"
 #include "registry.hpp"
 #include "warpsearch/error.hpp"
+#include "warpsearch/seqio.hpp"
 
 namespace warpsearch::bench {
 namespace {
@@ -55,10 +55,16 @@ void gzip_input(const Context& ctx) {
 
 const Setup kGzipInput{"gzip-input", gzip_input};
 
+// Every record of path (plain or gzip) through SequenceReader with default options, one Sequence reused.
 Work read_fasta(const std::string& path, std::uint64_t bytes) {
+  SequenceReader reader(path);
+  Sequence seq;
+  while (reader.next(seq)) {
+  }
   Work work;
   work.bytes = bytes;
-  warpsearch_bench_read_fasta(path, &work.residues, &work.records);
+  work.residues = reader.residues();
+  work.records = reader.records();
   return work;
 }
 
