@@ -133,13 +133,7 @@ void register_dbinfo(CLI::App& app, const GlobalOptions& global) {
       "  warpsearch dbinfo reads.fa.gz --json");
   cmd->callback([opts, &global] {
     ReaderOptions reader_options;
-    if (!opts->alphabet.empty()) {
-      reader_options.alphabet = parse_alphabet(opts->alphabet);
-      if (!reader_options.alphabet) {
-        throw Error(ErrorKind::kUsage,
-                    fmt::format("--alphabet {}: expected protein, dna or rna", opts->alphabet));
-      }
-    }
+    reader_options.alphabet = alphabet_option(opts->alphabet);
     reader_options.allow_empty_sequences = true;
     SequenceSource source = SequenceSource::open(opts->path, reader_options);
     if (opts->verify && source.is_packed()) source.packed_db()->verify();

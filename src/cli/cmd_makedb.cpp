@@ -42,13 +42,7 @@ void register_makedb(CLI::App& app, const GlobalOptions& global) {
       "  zcat reads.fq.gz | warpsearch makedb - reads --strict --force");
   cmd->callback([opts, &global] {
     MakeDbOptions options;
-    if (!opts->alphabet.empty()) {
-      options.alphabet = parse_alphabet(opts->alphabet);
-      if (!options.alphabet) {
-        throw Error(ErrorKind::kUsage,
-                    fmt::format("--alphabet {}: expected protein, dna or rna", opts->alphabet));
-      }
-    }
+    options.alphabet = alphabet_option(opts->alphabet);
     options.strict_letters = opts->strict;
     options.overwrite = opts->force;
     options.title = opts->title;

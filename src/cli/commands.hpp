@@ -6,8 +6,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 
+#include "warpsearch/alphabet.hpp"
 #include "warpsearch/gpu.hpp"
 
 namespace warpsearch::cli {
@@ -22,6 +24,10 @@ struct GlobalOptions {
   // Resolves --device/--gpus against the machine (see gpu.hpp); throws Error(kUsage/kGpu).
   DeviceSelection resolve_devices() const;
 };
+
+// The value of an --alphabet option: empty means "guess from the data" (nullopt); a name that
+// parse_alphabet() does not know is Error(kUsage).
+std::optional<AlphabetKind> alphabet_option(const std::string& text);
 
 void register_makedb(CLI::App& app, const GlobalOptions& global);
 void register_dbinfo(CLI::App& app, const GlobalOptions& global);

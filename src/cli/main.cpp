@@ -25,6 +25,13 @@ DeviceSelection GlobalOptions::resolve_devices() const {
   return select_devices(*mode, gpus);
 }
 
+std::optional<AlphabetKind> alphabet_option(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  const auto kind = parse_alphabet(text);
+  if (!kind) throw Error(ErrorKind::kUsage, fmt::format("--alphabet {}: expected protein, dna or rna", text));
+  return kind;
+}
+
 namespace {
 
 int run(int argc, char** argv) {
