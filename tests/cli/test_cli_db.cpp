@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 
+#include "cli_run.hpp"
 #include "temp_dir.hpp"
 #include "testdata.hpp"
 
@@ -30,34 +31,13 @@ class TempDir : public warpsearch::test::TempDir {
   TempDir() : warpsearch::test::TempDir("test_cli_db") {}
 };
 
-std::string quote(const std::string& arg) {
-  std::string out = "'";
-  for (const char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
+using Result = warpsearch::test::CliResult;
+using warpsearch::test::run_cli;
 
-struct Result {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
+std::string quote(const std::string& arg) { return warpsearch::test::shell_quote(arg); }
 
-// Runs `warpsearch ARGS` (ARGS already shell-quoted) and captures its exit status, stdout and stderr.
 Result run(const std::string& args, const std::string& stdin_path = "/dev/null") {
-  const TempDir scratch;
-  const std::string err_path = scratch / "stderr";
-  const std::string command =
-      std::string(WARPSEARCH_CLI) + " " + args + " <" + quote(stdin_path) + " 2>" + quote(err_path);
-  Result r;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = read_file(err_path);
-  return r;
+  return run_cli(args, stdin_path);
 }
 
 bool contains(const std::string& text, const std::string& part) {

@@ -1,29 +1,21 @@
 // test_cli_main.cpp: the `warpsearch` binary's global behaviour: version, help, usage errors, devices.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <string>
+
+#include "cli_run.hpp"
 
 namespace {
 
+// The tests below look at what a user sees on the terminal: stdout and stderr together.
 struct CliRun {
   int status = -1;
-  std::string out;  // stdout and stderr together
+  std::string out;
 };
 
 CliRun run_cli(const std::string& args) {
-  const std::string cmd = std::string(WARPSEARCH_CLI) + " " + args + " 2>&1";
-  CliRun r;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int st = ::pclose(pipe);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  const warpsearch::test::CliResult r = warpsearch::test::run_cli(args);
+  return {r.status, r.out + r.err};
 }
 
 TEST(CliMain, VersionNamesTheBuild) {
