@@ -20,7 +20,7 @@ esac
 
 BUILD_PKGS=(build-essential cmake ninja-build pkg-config git zlib1g-dev libfmt-dev libcli11-dev
             googletest libgtest-dev libgmock-dev libbenchmark-dev libopenmpi-dev openmpi-bin)
-TEST_PKGS=(clang libclang-rt-14-dev python3 python3-matplotlib hmmer ncbi-blast+ parasail
+TEST_PKGS=(clang libclang-rt-14-dev python3 python3-matplotlib hmmer ncbi-blast+ parasail libparasail-dev
            python3-parasail emboss fasta3 gzip)
 
 wanted=("${BUILD_PKGS[@]}")
