@@ -29,6 +29,7 @@ cmake --install "build/$preset" --prefix "$prefix" >/dev/null
 cmake -S examples/consumer -B "build/$preset-consumer" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "build/$preset-consumer" >/dev/null
 "build/$preset-consumer/count_residues" data/globins45.fa
+"build/$preset-consumer/align_pairs" data/globins45.fa data/globins45.fa 16 | tail -n 2
 "$prefix/bin/warpsearch" --version
 
 if ((fuzz_seconds > 0)); then

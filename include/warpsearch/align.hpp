@@ -92,7 +92,9 @@ class Batch {
 // target residues [target_begin, target_end). An empty alignment (local mode, score 0) has all four
 // equal to 0 and an empty CIGAR. Which optimal alignment is reported: the end is the first maximal
 // cell in column-major order (smallest target end, then smallest query end); the start is the largest
-// target start, then largest query start, of an optimal alignment ending there (docs/ALIGN.md).
+// target start, then largest query start, of an optimal alignment ending there (docs/ALIGN.md). In
+// semiglobal mode, when nothing beats leaving the whole query as insertions (score -(open + m*extend)),
+// that alignment is reported: target_begin == target_end == 0, CIGAR "<m>I".
 struct Result {
   std::int32_t score = 0;
   std::uint32_t query_begin = 0, query_end = 0;

@@ -28,7 +28,9 @@
 // end is the column-major first maximum, the reversed pass's best alignment necessarily ends at the
 // forward end cell, so start and end always belong to one optimal alignment. The tie rule this gives
 // for starts: the largest target start, then the largest query start (the shortest optimal alignment
-// ending at the chosen end).
+// ending at the chosen end). One degenerate semiglobal case is settled without passes: when the best
+// score equals -(O + m X), the score of leaving the whole query as insertions, that all-insertion
+// alignment is the one reported (target range empty, at 0; pairwise.hpp all_insertions()).
 #pragma once
 
 #include <algorithm>

@@ -18,7 +18,14 @@
 
 namespace warpsearch::sw {
 
-bool needs_reverse(Mode mode, const EndPoint& fwd) { return mode != Mode::kGlobal && fwd.qend >= 0; }
+bool all_insertions(const PassModel& model, const EndPoint& fwd, std::size_t query_length) {
+  return model.mode == Mode::kSemiGlobal &&
+         fwd.score == -(model.open + static_cast<std::int64_t>(query_length) * model.extend);
+}
+
+bool needs_reverse(const PassModel& model, const EndPoint& fwd, std::size_t query_length) {
+  return model.mode != Mode::kGlobal && fwd.qend >= 0 && !all_insertions(model, fwd, query_length);
+}
 
 ReverseExtent reverse_extent(Mode mode, const EndPoint& fwd, std::size_t query_length) {
   ReverseExtent e;
@@ -33,10 +40,11 @@ void reverse_prefix(std::span<const std::uint8_t> seq, std::uint32_t len, std::v
   std::reverse(out.begin(), out.end());
 }
 
-align::Result make_result(Mode mode, const EndPoint& fwd, const EndPoint& rev, std::size_t query_length,
-                          std::size_t target_length) {
+align::Result make_result(const PassModel& model, const EndPoint& fwd, const EndPoint& rev,
+                          std::size_t query_length, std::size_t target_length) {
   align::Result r;
   r.score = fwd.score;
+  const Mode mode = model.mode;
   switch (mode) {
     case Mode::kGlobal:
       r.query_end = static_cast<std::uint32_t>(query_length);
@@ -45,7 +53,12 @@ align::Result make_result(Mode mode, const EndPoint& fwd, const EndPoint& rev, s
     case Mode::kLocal:
       if (fwd.qend < 0) return r;  // score 0: the empty alignment
       break;
-    case Mode::kSemiGlobal: break;
+    case Mode::kSemiGlobal:
+      if (all_insertions(model, fwd, query_length)) {
+        r.query_end = static_cast<std::uint32_t>(query_length);
+        return r;
+      }
+      break;
   }
   // The reverse pass over the reversed prefixes must find the same score (model.hpp); its end cell is
   // the start, counted back from the forward end.
@@ -119,6 +132,11 @@ void traceback(const PassModel& model, std::span<const std::uint8_t> query,
   const auto q = query.subspan(result.query_begin, result.query_end - result.query_begin);
   const auto t = target.subspan(result.target_begin, result.target_end - result.target_begin);
   const std::size_t a = q.size(), b = t.size();
+  if (b == 0 && model.mode == Mode::kSemiGlobal) {  // the all-insertion alignment (make_result)
+    result.cigar = std::to_string(a) + "I";
+    result.length = static_cast<std::uint32_t>(a);
+    return;
+  }
   if (a == 0 || b == 0) throw Error(ErrorKind::kInternal, "traceback region is empty");
   if (static_cast<std::uint64_t>(a) * b > kMaxTracebackCells) {
     throw Error(ErrorKind::kInput,

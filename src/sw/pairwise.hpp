@@ -22,13 +22,16 @@ struct ReverseExtent {
   std::uint32_t qlen = 0;
   std::uint32_t tlen = 0;
 };
-bool needs_reverse(Mode mode, const EndPoint& fwd);
+// Semiglobal alignments whose best score equals that of the all-insertion alignment -(open + m*extend)
+// report that alignment (the whole query against an empty target range at 0); see model.hpp.
+bool all_insertions(const PassModel& model, const EndPoint& fwd, std::size_t query_length);
+bool needs_reverse(const PassModel& model, const EndPoint& fwd, std::size_t query_length);
 ReverseExtent reverse_extent(Mode mode, const EndPoint& fwd, std::size_t query_length);
 void reverse_prefix(std::span<const std::uint8_t> seq, std::uint32_t len, std::vector<std::uint8_t>& out);
 
-// rev is ignored when !needs_reverse(mode, fwd).
-align::Result make_result(Mode mode, const EndPoint& fwd, const EndPoint& rev, std::size_t query_length,
-                          std::size_t target_length);
+// rev is ignored when !needs_reverse(model, fwd, query_length).
+align::Result make_result(const PassModel& model, const EndPoint& fwd, const EndPoint& rev,
+                          std::size_t query_length, std::size_t target_length);
 
 // Largest query x target product for which traceback() will allocate its direction matrix
 // (one byte per cell); larger regions are Error(kInput) naming the pair's lengths.

@@ -88,14 +88,14 @@ align::Result align_pair(const PassModel& model, std::span<const std::uint8_t> q
   check_pair(model, query.size(), target.size());
   const EndPoint fwd = pass(model, query, target);
   EndPoint rev;
-  if (needs_reverse(model.mode, fwd)) {
+  if (needs_reverse(model, fwd, query.size())) {
     const ReverseExtent ext = reverse_extent(model.mode, fwd, query.size());
     std::vector<std::uint8_t> rq, rt;
     reverse_prefix(query, ext.qlen, rq);
     reverse_prefix(target, ext.tlen, rt);
     rev = pass(model, rq, rt);
   }
-  align::Result result = make_result(model.mode, fwd, rev, query.size(), target.size());
+  align::Result result = make_result(model, fwd, rev, query.size(), target.size());
   if (want_traceback) traceback(model, query, target, result);
   return result;
 }

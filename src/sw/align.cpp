@@ -1,0 +1,331 @@
+// align.cpp: the align:: library API (align.hpp): configuration, batches and the Aligner driver.
+//
+// Driver pipeline (two stages, each its own host thread, batches in submission order):
+//   pass stage   forward passes, then reverse passes for the pairs that need a start. On GPUs the
+//                batch is split into contiguous ranges of near-equal cells (not pairs), one host thread
+//                per GPU, each running its PassEngine (which double-buffers its own launches). On the
+//                CPU the striped SIMD pass runs on the thread pool, traceback included.
+//   finish stage traceback of GPU results on the CPU thread pool (so the GPUs already run the next
+//                batch), then the callback / promise of the batch.
+// Every pair's result depends only on the pair and the configuration, so the output is identical for
+// any device, GPU count, thread count or batch split.
+#include "warpsearch/align.hpp"
+
+#include <fmt/format.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#if WARPSEARCH_HAVE_CUDA
+#include "sw/gpu_engine.hpp"
+#endif
+#include "sw/model.hpp"
+#include "sw/pairwise.hpp"
+#include "sw/simd/pass.hpp"
+#include "warpsearch/error.hpp"
+#include "warpsearch/thread_pool.hpp"
+
+namespace warpsearch::align {
+
+std::optional<Mode> parse_mode(std::string_view text) {
+  if (text == "local") return Mode::kLocal;
+  if (text == "global") return Mode::kGlobal;
+  if (text == "semiglobal") return Mode::kSemiGlobal;
+  return std::nullopt;
+}
+
+std::string_view mode_name(Mode mode) {
+  switch (mode) {
+    case Mode::kLocal: return "local";
+    case Mode::kGlobal: return "global";
+    case Mode::kSemiGlobal: return "semiglobal";
+  }
+  return "local";
+}
+
+void Config::validate() const {
+  gaps.validate();
+  if (gaps.open + gaps.extend < 1)
+    throw Error(ErrorKind::kUsage, "gap open + gap extend must be at least 1 (a gap must cost something)");
+}
+
+void Batch::add(std::span<const std::uint8_t> query, std::span<const std::uint8_t> target) {
+  for (const std::uint8_t c : query)
+    if (c >= kMaxCodes)
+      throw Error(ErrorKind::kInput, fmt::format("query residue code {} is not a digital code", c));
+  for (const std::uint8_t c : target)
+    if (c >= kMaxCodes)
+      throw Error(ErrorKind::kInput, fmt::format("target residue code {} is not a digital code", c));
+  residues_.insert(residues_.end(), query.begin(), query.end());
+  residues_.insert(residues_.end(), target.begin(), target.end());
+  qoff_.push_back(residues_.size());
+  tlen_.push_back(target.size());
+  cells_ += static_cast<std::uint64_t>(query.size()) * target.size();
+}
+
+void Batch::add_text(std::string_view query, std::string_view target, AlphabetKind kind) {
+  const Alphabet alphabet(kind);
+  auto encode = [&](std::string_view text) {
+    std::vector<std::uint8_t> codes;
+    codes.reserve(text.size());
+    for (const char c : text) {
+      const std::uint8_t v = alphabet.classify(static_cast<unsigned char>(c));
+      if (v == kCodeInvalid) throw Error(ErrorKind::kInput, fmt::format("'{}' is not a sequence letter", c));
+      codes.push_back(v == kCodeForeign ? alphabet.unknown() : v);
+    }
+    return codes;
+  };
+  add(encode(query), encode(target));
+}
+
+void Batch::reserve(std::size_t pairs, std::size_t residues) {
+  residues_.reserve(residues);
+  qoff_.reserve(pairs + 1);
+  tlen_.reserve(pairs);
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+struct Aligner::Impl {
+  struct Job {
+    Batch batch;
+    Callback done;
+    std::vector<sw::EndPoint> fwd, rev;
+    std::vector<Result> results;
+    std::exception_ptr error;
+  };
+
+  Config config;
+  sw::PassModel model;
+  DeviceSelection selection;
+  ThreadPool pool;
+  sw::simd::Isa isa;
+#if WARPSEARCH_HAVE_CUDA
+  std::vector<std::unique_ptr<sw::gpu::PassEngine>> engines;
+#endif
+
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::deque<std::unique_ptr<Job>> pass_queue, finish_queue;
+  bool stopping = false;
+  std::thread pass_thread, finish_thread;
+
+  explicit Impl(Config cfg)
+      : config(std::move(cfg)),
+        model(sw::PassModel::make(config.matrix, config.gaps, config.mode)),
+        selection(select_devices(config.device, config.gpus)),
+        pool(config.threads),
+        isa(sw::simd::best_isa()) {
+#if WARPSEARCH_HAVE_CUDA
+    if (selection.use_gpu)
+      for (const DeviceInfo& d : selection.devices)
+        engines.push_back(std::make_unique<sw::gpu::PassEngine>(model, d.id, config.max_pairs_per_launch));
+#endif
+    pass_thread = std::thread([this] { pass_loop(); });
+    finish_thread = std::thread([this] { finish_loop(); });
+  }
+
+  ~Impl() {
+    {
+      std::lock_guard lock(mutex);
+      stopping = true;
+    }
+    cv.notify_all();
+    pass_thread.join();
+    finish_thread.join();
+  }
+
+  bool gpu() const { return selection.use_gpu; }
+
+  void enqueue(Batch batch, Callback done) {
+    auto job = std::make_unique<Job>();
+    job->batch = std::move(batch);
+    job->done = std::move(done);
+    {
+      std::lock_guard lock(mutex);
+      pass_queue.push_back(std::move(job));
+    }
+    cv.notify_all();
+  }
+
+  std::unique_ptr<Job> pop(std::deque<std::unique_ptr<Job>>& queue, bool finishing) {
+    std::unique_lock lock(mutex);
+    // The finish stage drains until the pass stage has stopped and handed over everything.
+    cv.wait(lock, [&] { return !queue.empty() || (stopping && (!finishing || pass_done)); });
+    if (queue.empty()) return nullptr;
+    auto job = std::move(queue.front());
+    queue.pop_front();
+    return job;
+  }
+  bool pass_done = false;
+
+  void pass_loop() {
+    while (auto job = pop(pass_queue, false)) {
+      try {
+        run_passes(*job);
+      } catch (...) {
+        job->error = std::current_exception();
+      }
+      {
+        std::lock_guard lock(mutex);
+        finish_queue.push_back(std::move(job));
+      }
+      cv.notify_all();
+    }
+    {
+      std::lock_guard lock(mutex);
+      pass_done = true;
+    }
+    cv.notify_all();
+  }
+
+  void finish_loop() {
+    while (auto job = pop(finish_queue, true)) {
+      if (!job->error) {
+        try {
+          finish(*job);
+        } catch (...) {
+          job->error = std::current_exception();
+        }
+      }
+      if (job->error) job->results.clear();
+      job->done(std::move(job->results), job->error);
+    }
+  }
+
+  // Pairs per parallel_for chunk on the CPU: small enough to balance lengths, large enough to amortise.
+  static constexpr std::size_t kCpuGrain = 64;
+
+  void run_passes(Job& job) {
+    const Batch& b = job.batch;
+    const std::size_t n = b.size();
+    for (std::size_t k = 0; k < n; ++k) sw::check_pair(model, b.query(k).size(), b.target(k).size());
+    job.results.resize(n);
+    if (!gpu()) {
+      // CPU: everything per pair on the pool.
+      pool.parallel_for(n, kCpuGrain, [&](std::size_t begin, std::size_t end) {
+        thread_local sw::simd::Workspace ws;
+        std::vector<std::uint8_t> rq, rt;
+        for (std::size_t k = begin; k < end; ++k) {
+          const auto q = b.query(k), t = b.target(k);
+          const sw::EndPoint fwd = sw::simd::pass(model, q, t, ws, isa);
+          sw::EndPoint rev;
+          if (sw::needs_reverse(model, fwd, q.size())) {
+            const sw::ReverseExtent ext = sw::reverse_extent(model.mode, fwd, q.size());
+            sw::reverse_prefix(q, ext.qlen, rq);
+            sw::reverse_prefix(t, ext.tlen, rt);
+            rev = sw::simd::pass(model, rq, rt, ws, isa);
+          }
+          job.results[k] = sw::make_result(model, fwd, rev, q.size(), t.size());
+          if (config.traceback) sw::traceback(model, q, t, job.results[k]);
+        }
+      });
+      return;
+    }
+#if WARPSEARCH_HAVE_CUDA
+    run_gpu_passes(job);
+#endif
+  }
+
+#if WARPSEARCH_HAVE_CUDA
+  void run_gpu_passes(Job& job) {
+    const Batch& b = job.batch;
+    const std::size_t n = b.size();
+    job.fwd.assign(n, {});
+    job.rev.assign(n, {});
+    std::vector<std::uint64_t> weights(n);
+    for (std::size_t k = 0; k < n; ++k)
+      weights[k] = std::max<std::uint64_t>(1, b.query(k).size() * b.target(k).size());
+    const std::vector<WorkRange> ranges = split_work(weights, engines.size());
+    std::vector<std::exception_ptr> errors(engines.size());
+    std::vector<std::thread> threads;
+    for (std::size_t g = 0; g < engines.size(); ++g) {
+      threads.emplace_back([&, g] {
+        try {
+          const WorkRange r = ranges[g];
+          if (r.begin == r.end) return;
+          std::vector<sw::gpu::PassJob> jobs;
+          jobs.reserve(r.end - r.begin);
+          for (std::size_t k = r.begin; k < r.end; ++k) {
+            const auto q = b.query(k), t = b.target(k);
+            jobs.push_back({q.data(), static_cast<std::uint32_t>(q.size()), t.data(),
+                            static_cast<std::uint32_t>(t.size()), false});
+          }
+          engines[g]->run(jobs, std::span(job.fwd).subspan(r.begin, r.end - r.begin));
+          // Reverse passes: the reversed prefixes are read backwards in place by the kernel.
+          jobs.clear();
+          std::vector<std::size_t> which;
+          for (std::size_t k = r.begin; k < r.end; ++k) {
+            if (!sw::needs_reverse(model, job.fwd[k], b.query(k).size())) continue;
+            const sw::ReverseExtent ext = sw::reverse_extent(model.mode, job.fwd[k], b.query(k).size());
+            jobs.push_back({b.query(k).data(), ext.qlen, b.target(k).data(), ext.tlen, true});
+            which.push_back(k);
+          }
+          std::vector<sw::EndPoint> rev(jobs.size());
+          if (!jobs.empty()) engines[g]->run(jobs, rev);
+          for (std::size_t x = 0; x < which.size(); ++x) job.rev[which[x]] = rev[x];
+        } catch (...) {
+          errors[g] = std::current_exception();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
+  }
+#endif
+
+  void finish(Job& job) {
+    if (!gpu()) return;  // the CPU path finished everything in the pass stage
+    const Batch& b = job.batch;
+    pool.parallel_for(b.size(), kCpuGrain, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t k = begin; k < end; ++k) {
+        const auto q = b.query(k), t = b.target(k);
+        job.results[k] = sw::make_result(model, job.fwd[k], job.rev[k], q.size(), t.size());
+        if (config.traceback) sw::traceback(model, q, t, job.results[k]);
+      }
+    });
+  }
+};
+
+Aligner::Aligner(Config config) {
+  config.validate();
+  impl_ = std::make_unique<Impl>(std::move(config));
+}
+
+Aligner::~Aligner() = default;
+
+std::future<std::vector<Result>> Aligner::submit(Batch batch) {
+  auto promise = std::make_shared<std::promise<std::vector<Result>>>();
+  auto future = promise->get_future();
+  impl_->enqueue(std::move(batch), [promise](std::vector<Result>&& results, std::exception_ptr error) {
+    if (error) {
+      promise->set_exception(error);
+    } else {
+      promise->set_value(std::move(results));
+    }
+  });
+  return future;
+}
+
+void Aligner::submit(Batch batch, Callback done) { impl_->enqueue(std::move(batch), std::move(done)); }
+
+std::vector<Result> Aligner::align(Batch batch) { return submit(std::move(batch)).get(); }
+
+const Config& Aligner::config() const { return impl_->config; }
+
+bool Aligner::uses_gpu() const { return impl_->gpu(); }
+
+std::string Aligner::describe() const {
+  if (impl_->gpu()) {
+    std::string names;
+    for (const DeviceInfo& d : impl_->selection.devices) names += (names.empty() ? "" : ", ") + d.name;
+    return fmt::format("{} GPU{} ({}), {} CPU threads for traceback", impl_->selection.devices.size(),
+                       impl_->selection.devices.size() == 1 ? "" : "s", names, impl_->pool.size());
+  }
+  return fmt::format("CPU, {} threads, {}", impl_->pool.size(), sw::simd::isa_name(impl_->isa));
+}
+
+}  // namespace warpsearch::align
