@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # demo.sh: installs what is missing, builds warpsearch (Release) and runs a real job on bundled data.
-# Until the first search command lands, the job is: pack the bundled proteins and genome into
-# databases (makedb) and describe them (dbinfo).
+# The job: align every pair of the 45 bundled globins (local Smith-Waterman with CIGARs), then pack
+# the bundled proteins and genome into databases (makedb) and describe them (dbinfo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +13,10 @@ out=build/demo
 mkdir -p "$out"
 
 "$ws" --version
+"$ws" align --query data/globins45.fa --target data/globins45.fa --pairs data/globins45_pairs.tsv \
+  --cigar -o "$out/globins45_pairs.tsv"
+echo "best-scoring globin pairs (of $(($(wc -l <"$out/globins45_pairs.tsv") - 1))):"
+sort -t$'\t' -k3,3nr "$out/globins45_pairs.tsv" | head -n 5 | cut -f1-7,9-10
 "$ws" makedb data/globins45.fa "$out/globins45" --force
 "$ws" dbinfo "$out/globins45"
 "$ws" makedb data/humanMito.fa "$out/humanMito" --force

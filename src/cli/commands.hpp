@@ -32,5 +32,6 @@ std::optional<AlphabetKind> alphabet_option(const std::string& text);
 void register_makedb(CLI::App& app, const GlobalOptions& global);
 void register_dbinfo(CLI::App& app, const GlobalOptions& global);
 void register_devices(CLI::App& app, const GlobalOptions& global);
+void register_align(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace warpsearch::cli

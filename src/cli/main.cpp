@@ -57,6 +57,7 @@ int run(int argc, char** argv) {
   register_makedb(app, global);
   register_dbinfo(app, global);
   register_devices(app, global);
+  register_align(app, global);
 
   if (argc <= 1) {  // no command: show what there is, as a usage error
     std::fputs(app.help().c_str(), stderr);
