@@ -1,0 +1,402 @@
+// gpu_engine.cu: PassEngine (gpu_engine.hpp): sorting, launch packing, device memory, two launches in
+// flight, and the dispatch table of pass kernel instances (pass_kernel.cuh).
+//
+// run(): jobs are classified and sorted (gpu_plan.hpp), then cut into launches. Each launch owns a
+// Flight: pinned staging buffers, device buffers and a stream. While the GPU runs launch k on one
+// flight's stream, the host plans and packs launch k+1 into the other flight's pinned buffers (residue
+// copies on a thread pool), so transfers and kernels of consecutive launches overlap. A flight is
+// reused only after its results were scattered back to job order.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gpu/cuda/buffers.cuh"
+#include "gpu/cuda/check.cuh"
+#include "sw/cuda/pass_kernel.cuh"
+#include "sw/gpu_engine.hpp"
+#include "sw/gpu_plan.hpp"
+#include "warpsearch/error.hpp"
+#include "warpsearch/thread_pool.hpp"
+
+namespace warpsearch::sw::gpu {
+namespace {
+
+namespace rt = ::warpsearch::gpu;  // CUDA RAII types (gpu/cuda/buffers.cuh)
+
+constexpr int kMaxLetters = kMaxCodes + 1;  // letter classes plus an explicit pad letter
+
+// ---- dispatch table: one entry per (lane kind, shape, local/non-local) ----------------------------
+using PassLaunchFn = void (*)(const PassParams&, std::uint32_t warp_begin, std::uint32_t warps,
+                              std::size_t smem, cudaStream_t stream);
+using PassPrepareFn = void (*)(std::size_t max_smem);
+
+struct KernelEntry {
+  PassLaunchFn launch;
+  PassPrepareFn prepare;
+};
+
+template <class L, int G, int R, bool kLocal>
+void launch_pass(const PassParams& p, std::uint32_t warp_begin, std::uint32_t warps, std::size_t smem,
+                 cudaStream_t stream) {
+  const unsigned blocks = (warps + kBlockWarps - 1) / kBlockWarps;
+  pass_kernel<L, G, R, kLocal><<<blocks, kBlockWarps * 32, smem, stream>>>(p, warp_begin, warps);
+  WS_CUDA_CHECK_LAUNCH();
+}
+
+template <class L, int G, int R, bool kLocal>
+void prepare_pass(std::size_t max_smem) {
+  WS_CUDA_CHECK(cudaFuncSetAttribute(
+      pass_kernel<L, G, R, kLocal>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(max_smem)));
+}
+
+constexpr std::size_t kShapeCount = kPassShapes.size();
+constexpr std::size_t kernel_index(LaneKind lane, std::size_t shape, bool local) {
+  return (static_cast<std::size_t>(lane) * kShapeCount + shape) * 2 + (local ? 1 : 0);
+}
+
+template <std::size_t I>
+constexpr KernelEntry kernel_entry() {
+  constexpr std::size_t lane = I / (2 * kShapeCount);
+  constexpr std::size_t shape = (I / 2) % kShapeCount;
+  constexpr bool local = I % 2 == 1;
+  using L = std::conditional_t<lane == 0, Lane16x2, Lane32>;
+  constexpr PassShape sh = kPassShapes[shape];
+  return {&launch_pass<L, sh.g, sh.r, local>, &prepare_pass<L, sh.g, sh.r, local>};
+}
+
+template <std::size_t... I>
+constexpr std::array<KernelEntry, sizeof...(I)> make_kernel_table(std::index_sequence<I...>) {
+  return {kernel_entry<I>()...};
+}
+
+constexpr auto kKernels = make_kernel_table(std::make_index_sequence<2 * kShapeCount * 2>());
+static_assert(kernel_index(LaneKind::k32, kShapeCount - 1, true) == kKernels.size() - 1);
+
+void launch_prep(LaneKind lane, const PassParams& p, const Bucket& b, cudaStream_t stream) {
+  const PassShape sh = kPassShapes[b.shape];
+  const unsigned blocks = b.warp_end - b.warp_begin;
+  if (lane == LaneKind::k16x2) {
+    prep_kernel<Lane16x2><<<blocks, kPrepThreads, 0, stream>>>(p, b.warp_begin, sh.g, sh.r);
+  } else {
+    prep_kernel<Lane32><<<blocks, kPrepThreads, 0, stream>>>(p, b.warp_begin, sh.g, sh.r);
+  }
+  WS_CUDA_CHECK_LAUNCH();
+}
+
+// Grows a buffer to hold `need` elements: to at least twice the need, capped at `cap` (never below
+// the need), so buffers settle after a few launches.
+template <class Buffer>
+void grow(Buffer& buffer, std::size_t need, std::size_t cap) {
+  if (buffer.size() >= need) return;
+  buffer = Buffer();  // free first
+  buffer = Buffer(std::max(need, std::min(cap, 2 * need)));
+}
+
+// Concatenates the pieces (one string built by appending: GCC 12 reports a false -Wrestrict on
+// chains of operator+).
+std::string cat(std::initializer_list<std::string_view> pieces) {
+  std::string out;
+  for (const std::string_view piece : pieces) out.append(piece);
+  return out;
+}
+
+using Clock = std::chrono::steady_clock;
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+double seconds_since(Clock::time_point a) { return seconds_between(a, Clock::now()); }
+
+double seconds_between(const rt::Event& a, const rt::Event& b) {
+  return static_cast<double>(rt::Event::elapsed_ms(a, b)) / 1000.0;
+}
+
+}  // namespace
+
+struct PassEngine::Impl {
+  // One launch in flight.
+  struct Flight {
+    rt::Stream stream;
+    rt::Event start, uploaded, computed, done;
+    rt::PinnedBuffer<std::uint8_t> h_residues;
+    rt::PinnedBuffer<SlotInfo> h_slots;
+    rt::PinnedBuffer<WarpInfo> h_warps;
+    rt::PinnedBuffer<EndPoint> h_results;
+    rt::DeviceBuffer<std::uint8_t> d_residues;
+    rt::DeviceBuffer<SlotInfo> d_slots;
+    rt::DeviceBuffer<WarpInfo> d_warps;
+    rt::DeviceBuffer<std::uint32_t> d_letters;
+    rt::DeviceBuffer<std::uint32_t> d_border;  // two words per column
+    rt::DeviceBuffer<EndPoint> d_results;
+    LaunchPlan plan;  // job indices relative to the window starting at job `base`
+    std::size_t base = 0;
+    bool busy = false;
+  };
+
+  // A window classified and sorted (by a helper thread, while the caller plans and packs the previous
+  // window and the GPU runs the one before).
+  struct Window {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+    std::vector<JobClass> classes;
+    std::vector<SortedJob> sorted;
+    SortScratch scratch;
+    double seconds = 0;  // host time spent preparing it
+  };
+
+  PassModel model;
+  int device = 0;
+  PassPolicy policy;
+  LetterClasses letters;
+  std::string device_name;
+  LaunchCaps caps;
+  ThreadPool pool;
+  rt::DeviceBuffer<std::int8_t> d_ctab;
+  std::array<Flight, 2> flights;
+  Stats stats;
+  std::array<Window, 2> windows;  // reused across runs
+
+  Impl(const PassModel& m, int dev, std::size_t max_pairs, const PassPolicy& pol)
+      : model(m), device(dev), policy(pol), letters(letter_classes(m)), pool(pol.pack_threads) {
+    if (letters.count > kMaxLetters)
+      throw Error(ErrorKind::kInternal, "pass engine: too many letter classes");
+    cudaDeviceProp prop{};
+    WS_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    device_name = cat({"GPU ", std::to_string(device), " (", prop.name, ", ",
+                       std::to_string(prop.multiProcessorCount), " SMs)"});
+    std::size_t max_smem = 0;
+    for (const PassShape sh : kPassShapes)
+      max_smem = std::max(max_smem, pass_smem_bytes(2, kMaxLetters, sh.r));
+    for (const KernelEntry& k : kKernels) k.prepare(max_smem);
+    d_ctab = rt::DeviceBuffer<std::int8_t>(letters.ctab.size());
+    d_ctab.upload(std::span<const std::int8_t>(letters.ctab.data(), letters.ctab.size()));
+    size_caps(max_pairs);
+  }
+
+  // Launch caps from the policy, lowered so that two launches fit memory_fraction of free memory.
+  void size_caps(std::size_t max_pairs) {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    WS_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const auto budget = static_cast<double>(free_bytes) * policy.memory_fraction / 2.0;
+    std::size_t residues = std::max<std::size_t>(policy.launch_residues, 1u << 20);
+    std::size_t jobs = max_pairs != 0 ? max_pairs : std::max<std::size_t>(policy.launch_jobs, 64);
+    for (;;) {
+      caps.residues = residues;
+      caps.jobs = jobs;
+      caps.columns = residues + jobs * 40;  // targets plus per-slot skew and rounding
+      caps.warps = jobs + 64;
+      caps.slots = 2 * jobs + 1024;
+      const double bytes = static_cast<double>(caps.residues) + 12.0 * static_cast<double>(caps.columns) +
+                           static_cast<double>(caps.jobs * sizeof(EndPoint) + caps.slots * sizeof(SlotInfo) +
+                                               caps.warps * sizeof(WarpInfo));
+      if (bytes <= budget || residues <= (std::size_t{1} << 20)) break;
+      residues = std::max<std::size_t>(residues / 2, 1u << 20);
+      if (max_pairs == 0) jobs = std::max<std::size_t>(jobs / 2, 64);
+    }
+  }
+
+  // Grows the flight's buffers for its plan and copies the launch's data into the pinned buffers.
+  void pack(Flight& f, std::span<const PassJob> jobs) {
+    const LaunchCaps need = f.plan.needs();
+    grow(f.h_residues, need.residues, caps.residues);
+    grow(f.d_residues, need.residues, caps.residues);
+    grow(f.h_slots, need.slots, caps.slots);
+    grow(f.d_slots, need.slots, caps.slots);
+    grow(f.h_warps, need.warps, caps.warps);
+    grow(f.d_warps, need.warps, caps.warps);
+    grow(f.h_results, need.jobs, caps.jobs);
+    grow(f.d_results, need.jobs, caps.jobs);
+    grow(f.d_letters, need.columns, caps.columns);
+    grow(f.d_border, 2 * need.columns, 2 * caps.columns);
+    const LaunchPlan& plan = f.plan;
+    std::uint8_t* const dst = f.h_residues.data();
+    pool.parallel_for(plan.jobs.size(), 1024, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t l = begin; l < end; ++l) {
+        const PassJob& job = jobs[plan.jobs[l]];
+        std::memcpy(dst + plan.offsets[l], job.query, job.qlen);
+        std::memcpy(dst + plan.offsets[l] + job.qlen, job.target, job.tlen);
+      }
+    });
+    std::memcpy(f.h_slots.data(), plan.slots.data(), plan.slots.size() * sizeof(SlotInfo));
+    std::memcpy(f.h_warps.data(), plan.warps.data(), plan.warps.size() * sizeof(WarpInfo));
+  }
+
+  // Queues upload, prep and pass kernels and the result download on the flight's stream.
+  void enqueue(Flight& f) {
+    const LaunchPlan& plan = f.plan;
+    f.start.record(f.stream);
+    f.d_residues.upload_async(std::span<const std::uint8_t>(f.h_residues.data(), plan.residues), f.stream);
+    f.d_slots.upload_async(std::span<const SlotInfo>(f.h_slots.data(), plan.slots.size()), f.stream);
+    f.d_warps.upload_async(std::span<const WarpInfo>(f.h_warps.data(), plan.warps.size()), f.stream);
+    f.uploaded.record(f.stream);
+
+    PassParams p;
+    p.residues = f.d_residues.data();
+    p.slots = f.d_slots.data();
+    p.warps = f.d_warps.data();
+    p.letters = f.d_letters.data();
+    p.border = f.d_border.data();
+    p.results = f.d_results.data();
+    p.ctab = d_ctab.data();
+    p.open = model.open;
+    p.extend = model.extend;
+    p.mode = static_cast<std::int32_t>(model.mode);
+    p.letters_count = letters.count;
+    p.pad_class = letters.pad;
+    std::copy(letters.code_class.begin(), letters.code_class.end(), p.code_class);
+    const bool local = model.mode == Mode::kLocal;
+    for (const Bucket& b : plan.buckets) launch_prep(b.lane, p, b, f.stream.get());
+    for (const Bucket& b : plan.buckets) {
+      const PassShape sh = kPassShapes[b.shape];
+      const std::size_t smem = pass_smem_bytes(lane_pairs(b.lane), letters.count, sh.r);
+      kKernels[kernel_index(b.lane, b.shape, local)].launch(p, b.warp_begin, b.warp_end - b.warp_begin, smem,
+                                                            f.stream.get());
+    }
+    f.computed.record(f.stream);
+    f.d_results.download_async(std::span<EndPoint>(f.h_results.data(), plan.jobs.size()), f.stream);
+    f.done.record(f.stream);
+    f.busy = true;
+    ++stats.launches;
+    stats.cells16 += plan.cells16;
+    stats.cells32 += plan.cells32;
+  }
+
+  // Waits for the flight's launch and scatters its results to job order.
+  void finish(Flight& f, std::span<EndPoint> out) {
+    const Clock::time_point t0 = Clock::now();
+    f.done.synchronize();
+    f.busy = false;
+    stats.kernel_s += seconds_between(f.uploaded, f.computed);
+    stats.transfer_s += seconds_between(f.start, f.uploaded) + seconds_between(f.computed, f.done);
+    const LaunchPlan& plan = f.plan;
+    for (std::size_t l = 0; l < plan.jobs.size(); ++l) out[f.base + plan.jobs[l]] = f.h_results[l];
+    stats.host_wait_s += seconds_since(t0);
+  }
+
+  // Jobs [begin, end) of window number `index`: as many as one launch's caps hold (at least one); the
+  // first windows are smaller (1/4, 1/2) so that the GPU starts early. Windows are classified, sorted
+  // and planned one at a time, so the host prepares window k+1 while the GPU runs window k.
+  std::size_t window_end(std::span<const PassJob> jobs, std::size_t begin, std::size_t index) const {
+    const int shift = index < 2 ? static_cast<int>(2 - index) : 0;
+    const std::size_t max_jobs = std::max<std::size_t>(caps.jobs >> shift, 1);
+    const std::uint64_t max_residues = caps.residues >> shift;
+    std::size_t end = begin;
+    std::uint64_t residues = 0;
+    while (end < jobs.size() && end - begin < max_jobs &&
+           residues + jobs[end].qlen + jobs[end].tlen <= max_residues) {
+      residues += jobs[end].qlen + jobs[end].tlen;
+      ++end;
+    }
+    return std::max(end, begin + 1);
+  }
+
+  void prepare_window(Window& w, std::span<const PassJob> jobs, std::size_t begin, std::size_t index) const {
+    const Clock::time_point t0 = Clock::now();
+    w.begin = begin;
+    w.end = window_end(jobs, begin, index);
+    const std::span<const PassJob> window = jobs.subspan(begin, w.end - begin);
+    w.classes.resize(window.size());
+    for (std::size_t k = 0; k < window.size(); ++k) {
+      const PassJob& job = window[k];
+      if (job.qlen == 0 || job.tlen == 0 || !fits_int32(model, job.qlen, job.tlen))
+        throw Error(
+            ErrorKind::kInternal,
+            cat({"PassEngine::run: job ", std::to_string(begin + k), " of lengths ", std::to_string(job.qlen),
+                 " x ", std::to_string(job.tlen), " violates the pass preconditions"}));
+      w.classes[k] = classify(model, job.qlen, job.tlen, policy);
+    }
+    // (explicit spans: nvcc's front end does not convert vectors to spans)
+    sort_jobs(std::span<const JobClass>(w.classes.data(), w.classes.size()), window, w.sorted, w.scratch);
+    w.seconds = seconds_since(t0);
+  }
+
+  void run(std::span<const PassJob> jobs, std::span<EndPoint> out) {
+    if (out.size() != jobs.size())
+      throw Error(ErrorKind::kInternal, cat({"PassEngine::run: ", std::to_string(jobs.size()), " jobs but ",
+                                             std::to_string(out.size()), " results"}));
+    if (jobs.empty()) return;
+    const rt::DeviceGuard guard(device);
+    std::size_t next = 0;  // flight of the next launch
+    try {
+      std::size_t current = 0;  // windows[current] is planned next; the other one is being prepared
+      std::future<void> ahead =
+          std::async(std::launch::async, [&] { prepare_window(windows[0], jobs, 0, 0); });
+      for (std::size_t index = 0;; ++index) {
+        ahead.get();
+        Window& w = windows[current];
+        stats.host_plan_s += w.seconds;
+        if (w.end < jobs.size()) {
+          Window& other = windows[current ^ 1u];
+          ahead =
+              std::async(std::launch::async, [&, index] { prepare_window(other, jobs, w.end, index + 1); });
+        }
+        const std::span<const PassJob> window = jobs.subspan(w.begin, w.end - w.begin);
+        const std::span<const SortedJob> order(w.sorted.data(), w.sorted.size());
+        for (std::size_t pos = 0; pos < order.size(); next ^= 1u) {
+          Flight& f = flights[next];
+          if (f.busy) finish(f, out);
+          const Clock::time_point t0 = Clock::now();
+          pos = plan_launch(model, order, pos, caps, f.plan);
+          f.base = w.begin;
+          const Clock::time_point t1 = Clock::now();
+          stats.host_plan_s += seconds_between(t0, t1);
+          pack(f, window);
+          stats.host_pack_s += seconds_since(t1);
+          enqueue(f);
+        }
+        if (w.end == jobs.size()) break;
+        current ^= 1u;
+      }
+      for (int i = 0; i < 2; ++i, next ^= 1u)  // the older flight first
+        if (flights[next].busy) finish(flights[next], out);
+    } catch (...) {
+      for (Flight& f : flights) {
+        (void)cudaStreamSynchronize(f.stream.get());
+        f.busy = false;
+      }
+      throw;
+    }
+  }
+};
+
+PassEngine::PassEngine(const PassModel& model, int device, std::size_t max_pairs_per_launch)
+    : PassEngine(model, device, max_pairs_per_launch, PassPolicy{}) {}
+
+PassEngine::PassEngine(const PassModel& model, int device, std::size_t max_pairs_per_launch,
+                       const PassPolicy& policy) {
+  const rt::DeviceGuard guard(device);
+  impl_ = std::make_unique<Impl>(model, device, max_pairs_per_launch, policy);
+}
+
+PassEngine::~PassEngine() {
+  if (!impl_) return;
+  try {
+    const rt::DeviceGuard guard(impl_->device);
+    impl_.reset();
+  } catch (...) {  // a broken device: free what can be freed wherever we are
+    impl_.reset();
+  }
+}
+
+void PassEngine::run(std::span<const PassJob> jobs, std::span<EndPoint> out) { impl_->run(jobs, out); }
+
+std::string PassEngine::describe() const {
+  std::string shapes;
+  for (const PassShape sh : kPassShapes)
+    shapes += cat({" ", std::to_string(sh.g), "x", std::to_string(sh.r)});
+  return cat({impl_->device_name, ": CUDA pass engine, shapes (threads x rows)", shapes,
+              ", 16x2/32-bit lanes, launches of up to ", std::to_string(impl_->caps.jobs), " pairs / ",
+              std::to_string(impl_->caps.residues >> 20), " MiB of residues"});
+}
+
+PassEngine::Stats PassEngine::stats() const { return impl_->stats; }
+
+}  // namespace warpsearch::sw::gpu

@@ -1,0 +1,79 @@
+// gpu_engine.hpp: the CUDA tier of the pass (model.hpp): a batched engine that computes, for many
+// independent (query, target) pairs, exactly the EndPoint of sw::reference::pass (score and end cell
+// under the column-major tie rule, local/global/semiglobal), bit for bit.
+//
+//   PassJob     one pair, optionally read backwards (the start-finding pass of model.hpp)
+//   PassPolicy  tuning constants of the engine (gpu_plan.hpp; to be measured on the target GPUs)
+//   PassEngine  one GPU: sorts jobs into kernel classes, packs launches, runs them double-buffered
+//
+// Host-only header, usable in every build; the definitions exist only in CUDA builds
+// (src/sw/cuda/gpu_engine.cu), so callers guard their use with WARPSEARCH_HAVE_CUDA.
+//
+// Usage:
+//   gpu::PassEngine engine(model, device_id, 0);
+//   std::vector<gpu::PassJob> jobs = ...;          // pointers stay valid during run()
+//   std::vector<EndPoint> ends(jobs.size());
+//   engine.run(jobs, ends);                        // ends[k] == reference::pass(job k)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "sw/model.hpp"
+
+namespace warpsearch::sw::gpu {
+
+// One pass. reversed: row i reads query[qlen-1-i] and column j reads target[tlen-1-j], i.e. the pass
+// over the reversed sequences (pairwise.hpp's reverse prefixes without copying them).
+// Preconditions (checked by the caller): qlen, tlen >= 1, fits_int32(model, qlen, tlen), codes below
+// kMaxCodes.
+struct PassJob {
+  const std::uint8_t* query = nullptr;
+  std::uint32_t qlen = 0;
+  const std::uint8_t* target = nullptr;
+  std::uint32_t tlen = 0;
+  bool reversed = false;
+};
+
+struct PassPolicy;  // gpu_plan.hpp
+
+class PassEngine {
+ public:
+  // Uses CUDA device `device` (made current only inside the engine's calls). max_pairs_per_launch
+  // bounds the pairs of one kernel launch (0: sized from free device memory). Throws Error(kGpu) on
+  // CUDA failures (no such device, out of memory, ...).
+  PassEngine(const PassModel& model, int device, std::size_t max_pairs_per_launch);
+  PassEngine(const PassModel& model, int device, std::size_t max_pairs_per_launch, const PassPolicy& policy);
+  ~PassEngine();
+  PassEngine(const PassEngine&) = delete;
+  PassEngine& operator=(const PassEngine&) = delete;
+
+  // out[k] = pass(model, job k) for every k (out.size() == jobs.size(), else Error(kInternal)). The
+  // results do not depend on how jobs are grouped into calls or launches. Thread-compatible: one host
+  // thread at a time per engine. The job memory must stay valid until run() returns.
+  void run(std::span<const PassJob> jobs, std::span<EndPoint> out);
+
+  // e.g. "GPU 0 (NVIDIA H100 80GB HBM3): pass engine, shapes 4x8 8x8 16x8 32x8, 16/32-bit lanes"
+  std::string describe() const;
+
+  struct Stats {
+    std::uint64_t cells16 = 0;   // matrix cells of pairs run in 16-bit lanes (two pairs per register)
+    std::uint64_t cells32 = 0;   // ... in 32-bit lanes
+    std::uint64_t launches = 0;  // packed launches (each: one upload, prep + pass kernels, one download)
+    double kernel_s = 0;         // GPU time of the kernels (CUDA events)
+    double transfer_s = 0;       // GPU time of host<->device copies (CUDA events)
+    double host_plan_s = 0;      // host: classifying, sorting and planning launches
+    double host_pack_s = 0;      // host: copying residues and records into pinned buffers
+    double host_wait_s = 0;      // host: waiting for launches to finish (includes the result scatter)
+  };
+  Stats stats() const;  // totals since construction
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace warpsearch::sw::gpu
