@@ -1,10 +1,11 @@
 // align.cpp: the align:: library API (align.hpp): configuration, batches and the Aligner driver.
 //
 // Driver pipeline (two stages, each its own host thread, batches in submission order):
-//   pass stage   forward passes, then reverse passes for the pairs that need a start. On GPUs the
+//   pass stage   forward passes, then reverse passes for the pairs that need a start. On GPUs each
 //                batch is split into contiguous ranges of near-equal cells (not pairs), one host thread
-//                per GPU, each running its PassEngine (which double-buffers its own launches). On the
-//                CPU the striped SIMD pass runs on the thread pool, traceback included.
+//                per GPU, each running its PassEngine (which double-buffers its own launches); the
+//                reverse passes of batch k share engine calls with the forward passes of batch k+1.
+//                On the CPU the striped SIMD pass runs on the thread pool, traceback included.
 //   finish stage traceback of GPU results on the CPU thread pool (so the GPUs already run the next
 //                batch), then the callback / promise of the batch.
 // Every pair's result depends only on the pair and the configuration, so the output is identical for
@@ -161,18 +162,63 @@ struct Aligner::Impl {
   }
   bool pass_done = false;
 
+  // Non-blocking pop for the pass stage (used while a batch waits for its reverse passes).
+  std::unique_ptr<Job> try_pop() {
+    std::lock_guard lock(mutex);
+    if (pass_queue.empty()) return nullptr;
+    auto job = std::move(pass_queue.front());
+    pass_queue.pop_front();
+    return job;
+  }
+
+  void hand_over(std::unique_ptr<Job> job) {
+    {
+      std::lock_guard lock(mutex);
+      finish_queue.push_back(std::move(job));
+    }
+    cv.notify_all();
+  }
+
+  // CPU: each batch is finished here. GPUs: the reverse passes of batch k run in the same engine
+  // calls as the forward passes of batch k+1 (when it is already queued), so the devices never idle
+  // between the two passes of a batch; a batch with nothing behind it runs its reverse passes alone.
   void pass_loop() {
-    while (auto job = pop(pass_queue, false)) {
-      try {
-        run_passes(*job);
-      } catch (...) {
-        job->error = std::current_exception();
+    std::unique_ptr<Job> pending;  // forward passes done, reverse passes not yet
+    for (;;) {
+      std::unique_ptr<Job> job = pending ? try_pop() : pop(pass_queue, false);
+      if (!job && !pending) break;
+      if (job) {
+        try {
+          prepare(*job);
+        } catch (...) {
+          job->error = std::current_exception();
+        }
+        if (job->error || !gpu()) {
+          if (!job->error) {
+            try {
+              run_cpu(*job);
+            } catch (...) {
+              job->error = std::current_exception();
+            }
+          }
+          // Keep batches in order: a pending batch goes first.
+          if (pending) {
+            run_gpu_step(nullptr, pending.get());
+            hand_over(std::move(pending));
+          }
+          hand_over(std::move(job));
+          continue;
+        }
       }
-      {
-        std::lock_guard lock(mutex);
-        finish_queue.push_back(std::move(job));
+#if WARPSEARCH_HAVE_CUDA
+      run_gpu_step(job.get(), pending.get());
+#endif
+      if (pending) hand_over(std::move(pending));
+      if (job && job->error) {
+        hand_over(std::move(job));
+      } else {
+        pending = std::move(job);
       }
-      cv.notify_all();
     }
     {
       std::lock_guard lock(mutex);
@@ -198,13 +244,18 @@ struct Aligner::Impl {
   // Pairs per parallel_for chunk on the CPU: small enough to balance lengths, large enough to amortise.
   static constexpr std::size_t kCpuGrain = 64;
 
-  void run_passes(Job& job) {
+  // Validates every pair before any work (a bad pair fails the batch, never a worker).
+  void prepare(Job& job) {
+    const Batch& b = job.batch;
+    for (std::size_t k = 0; k < b.size(); ++k) sw::check_pair(model, b.query(k).size(), b.target(k).size());
+    job.results.resize(b.size());
+  }
+
+  // CPU: everything per pair on the pool.
+  void run_cpu(Job& job) {
     const Batch& b = job.batch;
     const std::size_t n = b.size();
-    for (std::size_t k = 0; k < n; ++k) sw::check_pair(model, b.query(k).size(), b.target(k).size());
-    job.results.resize(n);
-    if (!gpu()) {
-      // CPU: everything per pair on the pool.
+    {
       pool.parallel_for(n, kCpuGrain, [&](std::size_t begin, std::size_t end) {
         thread_local sw::simd::Workspace ws;
         std::vector<std::uint8_t> rq, rt;
@@ -222,59 +273,77 @@ struct Aligner::Impl {
           if (config.traceback) sw::traceback(model, q, t, job.results[k]);
         }
       });
-      return;
     }
-#if WARPSEARCH_HAVE_CUDA
-    run_gpu_passes(job);
-#endif
   }
 
 #if WARPSEARCH_HAVE_CUDA
-  void run_gpu_passes(Job& job) {
-    const Batch& b = job.batch;
-    const std::size_t n = b.size();
-    job.fwd.assign(n, {});
-    job.rev.assign(n, {});
-    std::vector<std::uint64_t> weights(n);
-    for (std::size_t k = 0; k < n; ++k)
-      weights[k] = std::max<std::uint64_t>(1, b.query(k).size() * b.target(k).size());
-    const std::vector<WorkRange> ranges = split_work(weights, engines.size());
+  // One engine call per GPU holding the forward passes of `fwd_job` (may be null) and the reverse
+  // passes of `rev_job` (may be null). Each batch is split among the GPUs into contiguous ranges of
+  // near-equal cells. An error fails both batches.
+  void run_gpu_step(Job* fwd_job, Job* rev_job) {
+    if (fwd_job == nullptr && rev_job == nullptr) return;
+    auto ranges_of = [&](const Job* job) {
+      std::vector<WorkRange> ranges(engines.size());
+      if (job == nullptr) return ranges;
+      const Batch& b = job->batch;
+      std::vector<std::uint64_t> weights(b.size());
+      for (std::size_t k = 0; k < b.size(); ++k)
+        weights[k] = std::max<std::uint64_t>(1, b.query(k).size() * b.target(k).size());
+      return split_work(weights, engines.size());
+    };
+    if (fwd_job != nullptr) fwd_job->fwd.assign(fwd_job->batch.size(), {});
+    if (rev_job != nullptr) rev_job->rev.assign(rev_job->batch.size(), {});
+    const std::vector<WorkRange> fwd_ranges = ranges_of(fwd_job), rev_ranges = ranges_of(rev_job);
     std::vector<std::exception_ptr> errors(engines.size());
     std::vector<std::thread> threads;
     for (std::size_t g = 0; g < engines.size(); ++g) {
       threads.emplace_back([&, g] {
         try {
-          const WorkRange r = ranges[g];
-          if (r.begin == r.end) return;
           std::vector<sw::gpu::PassJob> jobs;
-          jobs.reserve(r.end - r.begin);
-          for (std::size_t k = r.begin; k < r.end; ++k) {
-            const auto q = b.query(k), t = b.target(k);
-            jobs.push_back({q.data(), static_cast<std::uint32_t>(q.size()), t.data(),
-                            static_cast<std::uint32_t>(t.size()), false});
+          std::vector<std::size_t> rev_index;  // pair of rev_job for each reverse job
+          if (fwd_job != nullptr) {
+            const Batch& b = fwd_job->batch;
+            for (std::size_t k = fwd_ranges[g].begin; k < fwd_ranges[g].end; ++k) {
+              const auto q = b.query(k), t = b.target(k);
+              jobs.push_back({q.data(), static_cast<std::uint32_t>(q.size()), t.data(),
+                              static_cast<std::uint32_t>(t.size()), false});
+            }
           }
-          engines[g]->run(jobs, std::span(job.fwd).subspan(r.begin, r.end - r.begin));
-          // Reverse passes: the reversed prefixes are read backwards in place by the kernel.
-          jobs.clear();
-          std::vector<std::size_t> which;
-          for (std::size_t k = r.begin; k < r.end; ++k) {
-            if (!sw::needs_reverse(model, job.fwd[k], b.query(k).size())) continue;
-            const sw::ReverseExtent ext = sw::reverse_extent(model.mode, job.fwd[k], b.query(k).size());
-            jobs.push_back({b.query(k).data(), ext.qlen, b.target(k).data(), ext.tlen, true});
-            which.push_back(k);
+          const std::size_t forward_count = jobs.size();
+          if (rev_job != nullptr) {
+            // The reversed prefixes are read backwards in place by the kernel.
+            const Batch& b = rev_job->batch;
+            for (std::size_t k = rev_ranges[g].begin; k < rev_ranges[g].end; ++k) {
+              if (!sw::needs_reverse(model, rev_job->fwd[k], b.query(k).size())) continue;
+              const sw::ReverseExtent ext =
+                  sw::reverse_extent(model.mode, rev_job->fwd[k], b.query(k).size());
+              jobs.push_back({b.query(k).data(), ext.qlen, b.target(k).data(), ext.tlen, true});
+              rev_index.push_back(k);
+            }
           }
-          std::vector<sw::EndPoint> rev(jobs.size());
-          if (!jobs.empty()) engines[g]->run(jobs, rev);
-          for (std::size_t x = 0; x < which.size(); ++x) job.rev[which[x]] = rev[x];
+          if (jobs.empty()) return;
+          std::vector<sw::EndPoint> out(jobs.size());
+          engines[g]->run(jobs, out);
+          if (fwd_job != nullptr)
+            std::copy_n(out.begin(), forward_count,
+                        fwd_job->fwd.begin() + static_cast<std::ptrdiff_t>(fwd_ranges[g].begin));
+          for (std::size_t x = 0; x < rev_index.size(); ++x)
+            rev_job->rev[rev_index[x]] = out[forward_count + x];
         } catch (...) {
           errors[g] = std::current_exception();
         }
       });
     }
     for (auto& t : threads) t.join();
-    for (auto& e : errors)
-      if (e) std::rethrow_exception(e);
+    for (auto& e : errors) {
+      if (!e) continue;
+      if (fwd_job != nullptr) fwd_job->error = e;
+      if (rev_job != nullptr) rev_job->error = e;
+      break;
+    }
   }
+#else
+  void run_gpu_step(Job*, Job*) {}
 #endif
 
   void finish(Job& job) {

@@ -179,6 +179,24 @@ struct PassEngine::Impl {
     d_ctab = rt::DeviceBuffer<std::int8_t>(letters.ctab.size());
     d_ctab.upload(std::span<const std::int8_t>(letters.ctab.data(), letters.ctab.size()));
     size_caps(max_pairs);
+    reserve_flights();
+  }
+
+  // Allocates every flight's pinned and device buffers at their caps up front, so that the first
+  // batches do not pay for (slow, process-serialising) pinned allocations while GPUs wait.
+  void reserve_flights() {
+    for (Flight& f : flights) {
+      grow(f.h_residues, caps.residues, caps.residues);
+      grow(f.d_residues, caps.residues, caps.residues);
+      grow(f.h_slots, caps.slots, caps.slots);
+      grow(f.d_slots, caps.slots, caps.slots);
+      grow(f.h_warps, caps.warps, caps.warps);
+      grow(f.d_warps, caps.warps, caps.warps);
+      grow(f.h_results, caps.jobs, caps.jobs);
+      grow(f.d_results, caps.jobs, caps.jobs);
+      grow(f.d_letters, caps.columns, caps.columns);
+      grow(f.d_border, 2 * caps.columns, 2 * caps.columns);
+    }
   }
 
   // Launch caps from the policy, lowered so that two launches fit memory_fraction of free memory.
