@@ -185,18 +185,21 @@ struct PassEngine::Impl {
   // Allocates every flight's pinned and device buffers at their caps up front, so that the first
   // batches do not pay for (slow, process-serialising) pinned allocations while GPUs wait.
   void reserve_flights() {
-    for (Flight& f : flights) {
-      grow(f.h_residues, caps.residues, caps.residues);
-      grow(f.d_residues, caps.residues, caps.residues);
-      grow(f.h_slots, caps.slots, caps.slots);
-      grow(f.d_slots, caps.slots, caps.slots);
-      grow(f.h_warps, caps.warps, caps.warps);
-      grow(f.d_warps, caps.warps, caps.warps);
-      grow(f.h_results, caps.jobs, caps.jobs);
-      grow(f.d_results, caps.jobs, caps.jobs);
-      grow(f.d_letters, caps.columns, caps.columns);
-      grow(f.d_border, 2 * caps.columns, 2 * caps.columns);
-    }
+    for (Flight& f : flights) grow_flight(f, caps);
+  }
+
+  // Grows every buffer of a flight to hold `need` (never shrinks; see grow()).
+  void grow_flight(Flight& f, const LaunchCaps& need) {
+    grow(f.h_residues, need.residues, caps.residues);
+    grow(f.d_residues, need.residues, caps.residues);
+    grow(f.h_slots, need.slots, caps.slots);
+    grow(f.d_slots, need.slots, caps.slots);
+    grow(f.h_warps, need.warps, caps.warps);
+    grow(f.d_warps, need.warps, caps.warps);
+    grow(f.h_results, need.jobs, caps.jobs);
+    grow(f.d_results, need.jobs, caps.jobs);
+    grow(f.d_letters, need.columns, caps.columns);
+    grow(f.d_border, 2 * need.columns, 2 * caps.columns);
   }
 
   // Launch caps from the policy, lowered so that two launches fit memory_fraction of free memory.
@@ -223,17 +226,7 @@ struct PassEngine::Impl {
 
   // Grows the flight's buffers for its plan and copies the launch's data into the pinned buffers.
   void pack(Flight& f, std::span<const PassJob> jobs) {
-    const LaunchCaps need = f.plan.needs();
-    grow(f.h_residues, need.residues, caps.residues);
-    grow(f.d_residues, need.residues, caps.residues);
-    grow(f.h_slots, need.slots, caps.slots);
-    grow(f.d_slots, need.slots, caps.slots);
-    grow(f.h_warps, need.warps, caps.warps);
-    grow(f.d_warps, need.warps, caps.warps);
-    grow(f.h_results, need.jobs, caps.jobs);
-    grow(f.d_results, need.jobs, caps.jobs);
-    grow(f.d_letters, need.columns, caps.columns);
-    grow(f.d_border, 2 * need.columns, 2 * caps.columns);
+    grow_flight(f, f.plan.needs());
     const LaunchPlan& plan = f.plan;
     std::uint8_t* const dst = f.h_residues.data();
     pool.parallel_for(plan.jobs.size(), 1024, [&](std::size_t begin, std::size_t end) {
