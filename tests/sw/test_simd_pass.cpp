@@ -22,6 +22,7 @@
 #include "sw/model.hpp"
 #include "sw/reference.hpp"
 #include "sw/simd/pass.hpp"
+#include "sw_test_inputs.hpp"
 #include "testdata.hpp"
 #include "warpsearch/alphabet.hpp"
 #include "warpsearch/error.hpp"
@@ -32,7 +33,7 @@
 namespace warpsearch::sw {
 namespace {
 
-using Seq = std::vector<std::uint8_t>;
+using namespace warpsearch::sw::test;  // NOLINT: shared inputs (tests/support/sw_test_inputs.hpp)
 
 // Debug + ASan runs the O(m n) reference about 20x slower: the random and real-data sweeps then take
 // every 4th pair (the long and edge-case tests are unchanged).
@@ -41,47 +42,11 @@ constexpr std::size_t kThin = 4;
 #else
 constexpr std::size_t kThin = 1;
 #endif
-constexpr Mode kModes[] = {Mode::kLocal, Mode::kGlobal, Mode::kSemiGlobal};
-
-std::string describe(const EndPoint& e) {
-  return "{score " + std::to_string(e.score) + ", qend " + std::to_string(e.qend) + ", tend " +
-         std::to_string(e.tend) + "}";
-}
-
-const char* mode_label(Mode mode) {
-  switch (mode) {
-    case Mode::kLocal: return "local";
-    case Mode::kGlobal: return "global";
-    case Mode::kSemiGlobal: return "semiglobal";
-  }
-  return "?";
-}
-
 std::vector<simd::Isa> available_isas() {
   std::vector<simd::Isa> isas;
   for (const simd::Isa isa : {simd::Isa::kScalar, simd::Isa::kSse41, simd::Isa::kAvx2})
     if (simd::isa_supported(isa)) isas.push_back(isa);
   return isas;
-}
-
-struct Scoring {
-  std::string name;
-  ScoringMatrix matrix;
-  GapCosts gaps;
-};
-
-std::vector<Scoring> protein_scorings() {
-  const ScoringMatrix b62 = ScoringMatrix::builtin("BLOSUM62");
-  const ScoringMatrix b45 = ScoringMatrix::builtin("BLOSUM45");
-  return {{"BLOSUM62 11/1", b62, {11, 1}}, {"BLOSUM62 0/1", b62, {0, 1}},   {"BLOSUM62 5/0", b62, {5, 0}},
-          {"BLOSUM62 1/0", b62, {1, 0}},   {"BLOSUM45 14/2", b45, {14, 2}}, {"BLOSUM45 3/3", b45, {3, 3}}};
-}
-
-std::vector<Scoring> dna_scorings() {
-  return {{"dna +2/-3 5/2", ScoringMatrix::dna(2, -3), {5, 2}},
-          {"dna +1/-1 0/1", ScoringMatrix::dna(1, -1), {0, 1}},
-          {"dna +5/-4 10/0", ScoringMatrix::dna(5, -4), {10, 0}},
-          {"dna +1/-3 2/2", ScoringMatrix::dna(1, -3), {2, 2}}};
 }
 
 // Runs every available Isa on one pair and compares with the reference; counts pairs, cells and pairs
@@ -113,71 +78,6 @@ class Checker {
   std::size_t failures_ = 0, pairs_ = 0, cells_ = 0, wide_ = 0;
 };
 
-// Residues: canonical, with ambiguity_pct percent drawn from all codes (ambiguity codes, X/N, '*').
-Seq random_seq(std::mt19937_64& rng, std::size_t len, const Alphabet& alphabet, int ambiguity_pct = 4) {
-  std::uniform_int_distribution<int> canonical(0, alphabet.canonical_size() - 1);
-  std::uniform_int_distribution<int> any(0, alphabet.size() - 1);
-  std::uniform_int_distribution<int> pct(0, 99);
-  Seq s(len);
-  for (auto& c : s) c = static_cast<std::uint8_t>(pct(rng) < ambiguity_pct ? any(rng) : canonical(rng));
-  return s;
-}
-
-// A relative of s: substitutions, short insertions and deletions at the given per-residue rates.
-Seq mutate(std::mt19937_64& rng, const Seq& s, const Alphabet& alphabet, int sub_pct, int indel_pct) {
-  std::uniform_int_distribution<int> pct(0, 99);
-  std::uniform_int_distribution<int> canonical(0, alphabet.canonical_size() - 1);
-  std::uniform_int_distribution<int> gap_len(1, 6);
-  Seq out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const int r = pct(rng);
-    if (r < indel_pct / 2) {
-      i += static_cast<std::size_t>(gap_len(rng)) - 1;  // deletion
-      continue;
-    }
-    if (r < indel_pct)  // insertion before s[i]
-      for (int k = gap_len(rng); k > 0; --k) out.push_back(static_cast<std::uint8_t>(canonical(rng)));
-    out.push_back(pct(rng) < sub_pct ? static_cast<std::uint8_t>(canonical(rng)) : s[i]);
-  }
-  if (out.empty()) out.push_back(s.front());
-  return out;
-}
-
-Seq concat(const Seq& a, const Seq& b, const Seq& c) {
-  Seq out(a);
-  out.insert(out.end(), b.begin(), b.end());
-  out.insert(out.end(), c.begin(), c.end());
-  return out;
-}
-
-Seq encode(std::string_view text, const Alphabet& alphabet) {
-  Seq s;
-  for (const char ch : text) s.push_back(*alphabet.code(ch));
-  return s;
-}
-
-// A random pair of lengths up to max_len: unrelated, related (mutated, with random flanks on the
-// target so local and semiglobal alignments sit inside it), or drawn from a tiny alphabet (repeats and
-// ties).
-std::pair<Seq, Seq> random_pair(std::mt19937_64& rng, std::size_t max_len, const Alphabet& alphabet) {
-  std::uniform_int_distribution<std::size_t> len(1, max_len);
-  std::uniform_int_distribution<int> kind(0, 9);
-  const int k = kind(rng);
-  if (k < 4) return {random_seq(rng, len(rng), alphabet), random_seq(rng, len(rng), alphabet)};
-  if (k < 9) {
-    const Seq q = random_seq(rng, len(rng), alphabet);
-    const Seq core = mutate(rng, q, alphabet, k < 7 ? 15 : 40, k < 6 ? 5 : 15);
-    const std::size_t flank = max_len / 4 + 1;
-    return {q, concat(random_seq(rng, len(rng) % flank, alphabet), core,
-                      random_seq(rng, len(rng) % flank, alphabet))};
-  }
-  std::uniform_int_distribution<int> two(0, 1);
-  Seq q(len(rng)), t(len(rng));
-  for (auto& c : q) c = static_cast<std::uint8_t>(two(rng));
-  for (auto& c : t) c = static_cast<std::uint8_t>(two(rng));
-  return {q, t};
-}
-
 void run_random(const std::vector<Scoring>& scorings, const Alphabet& alphabet, std::size_t pairs_per_setting,
                 std::size_t max_len, std::uint64_t seed) {
   Checker checker;
@@ -186,7 +86,7 @@ void run_random(const std::vector<Scoring>& scorings, const Alphabet& alphabet, 
     for (const Mode mode : kModes) {
       const PassModel model = PassModel::make(sc.matrix, sc.gaps, mode);
       for (std::size_t p = 0; p < pairs_per_setting / kThin; ++p) {
-        auto [q, t] = random_pair(rng, max_len, alphabet);
+        auto [q, t] = random_pair(rng, 1, max_len, alphabet);
         checker.check(model, q, t, sc.name + " pair " + std::to_string(p));
       }
     }
@@ -362,16 +262,6 @@ TEST(SimdPass, EdgeCases) {
   EXPECT_EQ(checker.failures(), 0u);
 }
 
-std::vector<Seq> read_records(const std::string& relpath, AlphabetKind kind, std::size_t max_records) {
-  ReaderOptions options;
-  options.alphabet = kind;
-  SequenceReader reader((test::testdata_dir() / relpath).string(), options);
-  std::vector<Seq> out;
-  Sequence seq;
-  while (out.size() < max_records && reader.next(seq)) out.push_back(seq.residues);
-  return out;
-}
-
 TEST(SimdPass, RealProteinPairs) {
   WS_REQUIRE_TESTDATA("prot/mmseqs_QUERY500.fasta");
   const std::vector<Seq> seqs = read_records("prot/mmseqs_QUERY500.fasta", AlphabetKind::kProtein, 500);
@@ -498,7 +388,7 @@ TEST(SimdPass, WorkspaceIsReusableAndMovable) {
   const Alphabet prot = Alphabet::protein();
   simd::Workspace shared;
   for (int k = 0; k < 30; ++k) {
-    auto [q, t] = random_pair(rng, k % 2 == 0 ? 400 : 20, prot);  // grow and shrink
+    auto [q, t] = random_pair(rng, 1, k % 2 == 0 ? 400 : 20, prot);  // grow and shrink
     for (const simd::Isa isa : available_isas()) {
       simd::Workspace fresh;
       const EndPoint a = simd::pass(model, q, t, shared, isa);
