@@ -28,7 +28,16 @@ enum HmmTransition : int { kHMM = 0, kHMI = 1, kHMD = 2, kHIM = 3, kHII = 4, kHD
 inline constexpr int kHmmNTransitions = 7;
 
 /// Profile transition score order, Profile::tsc[k * 8 + x] (p7P_MM ... p7P_II).
-enum ProfileTransition : int { kPMM = 0, kPIM = 1, kPDM = 2, kPBM = 3, kPMD = 4, kPDD = 5, kPMI = 6, kPII = 7 };
+enum ProfileTransition : int {
+  kPMM = 0,
+  kPIM = 1,
+  kPDM = 2,
+  kPBM = 3,
+  kPMD = 4,
+  kPDD = 5,
+  kPMI = 6,
+  kPII = 7
+};
 inline constexpr int kProfileNTransitions = 8;
 
 /// Special states of the length model (p7P_E, N, J, C) and their two transitions (LOOP, MOVE).
@@ -61,9 +70,9 @@ struct AlignedAllocator {
   template <typename U>
   AlignedAllocator(const AlignedAllocator<U>&) noexcept {}  // NOLINT(google-explicit-constructor)
   T* allocate(std::size_t n) {
-    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{kAlign}));
+    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{kAlign}));
   }
-  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t{kAlign}); }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete (p, std::align_val_t{kAlign}); }
   template <typename U>
   bool operator==(const AlignedAllocator<U>&) const noexcept {
     return true;
