@@ -33,5 +33,6 @@ void register_makedb(CLI::App& app, const GlobalOptions& global);
 void register_dbinfo(CLI::App& app, const GlobalOptions& global);
 void register_devices(CLI::App& app, const GlobalOptions& global);
 void register_align(CLI::App& app, const GlobalOptions& global);
+void register_hmmsearch(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace warpsearch::cli

@@ -1,0 +1,128 @@
+// hmmsearch.hpp: search profile HMMs against a sequence database with HMMER 3.3.2's hmmsearch results.
+//
+// search() reads the query models one at a time from an HMMER3 (/a../f) file (plain or gzip), reads the
+// FASTA target database (plain or gzip) once into memory, digitized with the models' alphabet, and runs
+// HMMER's acceleration pipeline (MSV, bias, Viterbi and Forward filters, domain definition, null2
+// correction) for every model against every target on a pool of CPU threads. Its text outputs are those
+// of `hmmsearch` byte for byte (apart from timing lines and the comment lines naming the program):
+// the main report (-o), --tblout, --domtblout, --pfamtblout and the -A alignment. Results do not depend on
+// the thread count. Targets longer than 100000 residues, which HMMER refuses, are searched.
+//
+// Options mirror hmmsearch's. Every field left unset (nullopt / false) takes HMMER's default and is
+// not echoed in the report's header block; a set field is echoed the way hmmsearch echoes an option
+// given on its command line.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace warpsearch::hmmsearch {
+
+enum class BitCutoffs : std::uint8_t { kNone, kGA, kNC, kTC };  // --cut_ga, --cut_nc, --cut_tc
+
+struct Options {
+  // Reporting thresholds: per target (-E / -T) and per domain (--domE / --domT). A score threshold
+  // replaces the E-value threshold. Defaults: E-value <= 10.
+  std::optional<double> E, T, domE, domT;
+  // Inclusion (significance) thresholds: --incE / --incT, --incdomE / --incdomT. Defaults: 0.01.
+  std::optional<double> incE, incT, incdomE, incdomT;
+  // Model-specific thresholds (GA/NC/TC lines of each model) for all of the above; a model without
+  // them is an error.
+  BitCutoffs cutoffs = BitCutoffs::kNone;
+  // Acceleration: --max (no filters), --F1/--F2/--F3 P-value thresholds (defaults 0.02, 1e-3, 1e-5),
+  // --nobias (no composition bias filter), --nonull2 (no null2 score correction).
+  bool max = false;
+  std::optional<double> F1, F2, F3;
+  bool nobias = false;
+  bool nonull2 = false;
+  // Search space sizes: -Z (targets; default the number of targets), --domZ (default the number of
+  // reported targets).
+  std::optional<double> Z, domZ;
+  // Random seed of the stochastic traceback (--seed, default 42; 0 = one-time arbitrary seed, results
+  // then vary between runs).
+  std::optional<std::uint32_t> seed;
+  // Display: --acc (accessions instead of names), --noali (no alignments in the main report),
+  // --textw (line width, >= 120, default 120) or --notextw (unlimited).
+  bool acc = false;
+  bool noali = false;
+  std::optional<int> textw;
+  bool notextw = false;
+  // Worker threads (0: all hardware threads). Not part of HMMER's results.
+  unsigned threads = 0;
+};
+
+// Where the text outputs go: each sink receives its output in pieces, in order; an empty function means
+// that output is not produced (not computed at all for the tabular ones).
+struct Sinks {
+  std::function<void(std::string_view)> report;      // the main report (hmmsearch's stdout / -o)
+  std::function<void(std::string_view)> tblout;      // --tblout
+  std::function<void(std::string_view)> domtblout;   // --domtblout
+  std::function<void(std::string_view)> pfamtblout;  // --pfamtblout
+  // -A: the Stockholm alignment of each query's included domains (Pfam layout with notextw); the report
+  // then says where it was saved (RunLabels::A names the file).
+  std::function<void(std::string_view)> alignment;
+};
+
+// How the outputs describe the run (the header block of the report and the tails of the tables).
+struct RunLabels {
+  // File names to echo for -o, -A, --tblout, --domtblout, --pfamtblout ("# output directed to file: ..."),
+  // unset when the output is not requested.
+  std::optional<std::string> o, A, tblout, domtblout, pfamtblout;
+  std::optional<int> cpu;             // echoed as "# number of worker threads:" when set
+  std::string program = "hmmsearch";  // "# Program:" line of the table tails
+  std::string command_line;           // "# Option settings:" line of the table tails
+};
+
+// One domain of a target hit (P7_DOMAIN essentials).
+struct DomainHit {
+  std::int64_t ienv = 0, jenv = 0, iali = 0, jali = 0;  // 1-based, inclusive
+  int hmmfrom = 0, hmmto = 0;
+  float score = 0.0f;  // bits
+  float bias = 0.0f;   // null2 correction, bits
+  double c_evalue = 0.0, i_evalue = 0.0;
+  bool reported = false, included = false;
+};
+
+// One target hit, in rank order.
+struct TargetHit {
+  std::string name, acc, desc;
+  std::int64_t seqidx = 0;  // 0-based index in the database
+  float score = 0.0f;       // bits
+  float bias = 0.0f;        // bits
+  double evalue = 0.0;
+  bool reported = false, included = false;
+  std::vector<DomainHit> domains;
+};
+
+// Results of one query model.
+struct ModelResult {
+  std::string name, acc, desc;
+  int M = 0;
+  // Pipeline accounting (the "Internal pipeline statistics summary").
+  std::uint64_t nseqs = 0, nres = 0;
+  std::uint64_t n_past_msv = 0, n_past_bias = 0, n_past_vit = 0, n_past_fwd = 0;
+  double Z = 0.0, domZ = 0.0;
+  std::uint64_t nreported = 0, nincluded = 0;
+  std::vector<TargetHit> hits;  // every hit kept by the pipeline, ranked; see reported/included
+};
+
+struct Summary {
+  std::vector<ModelResult> models;
+  std::uint64_t targets = 0;  // sequences in the database
+  std::uint64_t residues = 0;
+};
+
+// Validates the option values as hmmsearch does (E > 0, textw >= 120, ...): Error(kUsage) otherwise.
+void validate(const Options& options);
+
+// Runs the search. Errors: Error(kIo) unreadable files, Error(kFormat) malformed HMM or FASTA files
+// (with file and line), Error(kInput) e.g. a model without the requested GA/NC/TC cutoffs, Error(kUsage)
+// invalid options. With keep_hits false the returned ModelResults carry no hits (counts only).
+Summary search(const std::string& hmmfile, const std::string& seqdb, const Options& options,
+               const Sinks& sinks, const RunLabels& labels = {}, bool keep_hits = true);
+
+}  // namespace warpsearch::hmmsearch

@@ -1,0 +1,437 @@
+// test_pipeline.cpp: the hmmsearch pipeline (pipeline.hpp), the in-memory target database
+// (search_internal.hpp) and the library entry point (warpsearch/hmmsearch.hpp): Easel's compensated sum,
+// option rules, invariants of the hits and counters on real models and sequences, independence of the
+// processing order and of the thread count, FASTA parsing rules and their errors.
+// (The comparison with the installed hmmsearch is in test_oracle.cpp.)
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hmm/bg.hpp"
+#include "hmm/fwdback.hpp"
+#include "hmm/hmmfile.hpp"
+#include "hmm/oprofile.hpp"
+#include "hmm/pipeline.hpp"
+#include "hmm/profile.hpp"
+#include "hmm/reporting.hpp"
+#include "hmm/search_internal.hpp"
+#include "hmm/stats.hpp"
+#include "hmm/tophits.hpp"
+#include "temp_dir.hpp"
+#include "testdata.hpp"
+#include "warpsearch/error.hpp"
+#include "warpsearch/hmmsearch.hpp"
+
+namespace warpsearch::hmm {
+namespace {
+
+std::string tdata(const std::string& rel) { return (test::testdata_dir() / rel).string(); }
+
+// ---------------------------------------------------------------------------------------------------
+// Compensated sum and options
+// ---------------------------------------------------------------------------------------------------
+
+TEST(PipelineKahan, CompensatesWhereTheNaiveFloatSumLosesTerms) {
+  std::vector<float> v(1, 1.0f);
+  v.insert(v.end(), 1000, 1e-8f);  // each term is below half an ulp of 1.0f: a naive float sum stays 1.0f
+  float naive = 0.0f;
+  for (const float x : v) naive += x;
+  double exact = 0.0;
+  for (const float x : v) exact += static_cast<double>(x);
+  EXPECT_EQ(naive, 1.0f);
+  const float k = kahan_fsum(v.data(), static_cast<int>(v.size()));
+  EXPECT_NE(k, 1.0f);
+  EXPECT_NEAR(static_cast<double>(k), exact, 1.2e-7);
+  EXPECT_EQ(kahan_fsum(v.data(), 0), 0.0f);
+  const float three[] = {0.5f, 0.25f, 0.125f};  // exact in float: same as any order
+  EXPECT_EQ(kahan_fsum(three, 3), 0.875f);
+}
+
+TEST(PipelineOptionsTest, MaxAndFilterCapsAsHmmer) {
+  PipelineOptions p;
+  EXPECT_EQ(p.F1, 0.02);
+  EXPECT_EQ(p.F2, 1e-3);
+  EXPECT_EQ(p.F3, 1e-5);
+  EXPECT_TRUE(p.do_biasfilter);
+  EXPECT_TRUE(p.do_null2);
+  EXPECT_EQ(p.seed, 42u);
+  p.set_F1(3.0);
+  p.set_F2(0.5);
+  EXPECT_EQ(p.F1, 1.0);
+  EXPECT_EQ(p.F2, 0.5);
+  p.set_max();
+  EXPECT_TRUE(p.do_max);
+  EXPECT_FALSE(p.do_biasfilter);
+  EXPECT_EQ(p.F1, 1.0);
+  EXPECT_EQ(p.F2, 1.0);
+  EXPECT_EQ(p.F3, 1.0);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The pipeline on real data
+// ---------------------------------------------------------------------------------------------------
+
+struct Prepared {
+  Hmm hmm;
+  OProfile om;
+  TargetDb db;
+};
+
+Prepared prepare(const std::string& hmm_rel, const std::string& db_rel) {
+  HmmReader reader(tdata(hmm_rel));
+  std::optional<Hmm> hmm = reader.next();
+  if (!hmm) throw std::runtime_error("no model in " + hmm_rel);
+  const Bg bg = make_bg(*hmm->abc);
+  const Profile gm = config_profile(*hmm, bg, 100, ProfileMode::kLocal);
+  Prepared p{*hmm, convert_profile(gm), read_target_db(tdata(db_rel), *hmm->abc)};
+  return p;
+}
+
+// Runs one pipeline over the targets in the given order; returns the sorted hits and the counts.
+struct PipelineRun {
+  TopHits hits;
+  PipelineCounts counts;
+};
+
+PipelineRun run_pipeline(const Prepared& p, const std::vector<std::size_t>& order,
+                         const PipelineOptions& popts, const ReportOptions& ropts = {}) {
+  const FlushToZeroScope ftz;
+  OProfile om = p.om;
+  Bg bg = make_bg(*p.hmm.abc);
+  Pipeline pli(popts, ropts);
+  pli.new_model(om, bg);
+  PipelineRun r;
+  for (const std::size_t s : order) {
+    const TargetSeq& t = p.db.seqs[s];
+    pli.process(om, bg, t.dsq, t.L, {t.name, t.acc, t.desc, static_cast<int64_t>(s)}, r.hits);
+  }
+  r.hits.sort_by_sortkey();
+  r.counts = pli.counts();
+  return r;
+}
+
+std::vector<std::size_t> iota_order(std::size_t n) {
+  std::vector<std::size_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
+TEST(PipelineRunTest, CountersAndHitInvariantsOnGlobins) {
+  WS_REQUIRE_TESTDATA("hmm/globins4.hmm");
+  WS_REQUIRE_TESTDATA("prot/globins45.fa");
+  const Prepared p = prepare("hmm/globins4.hmm", "prot/globins45.fa");
+  const PipelineRun r = run_pipeline(p, iota_order(p.db.seqs.size()), PipelineOptions{});
+  EXPECT_EQ(r.counts.nmodels, 1u);
+  EXPECT_EQ(r.counts.nnodes, static_cast<uint64_t>(p.hmm.M));
+  EXPECT_EQ(r.counts.nseqs, 45u);
+  EXPECT_EQ(r.counts.nres, p.db.nres);
+  EXPECT_GE(r.counts.nseqs, r.counts.n_past_msv);
+  EXPECT_GE(r.counts.n_past_msv, r.counts.n_past_bias);
+  EXPECT_GE(r.counts.n_past_bias, r.counts.n_past_vit);
+  EXPECT_GE(r.counts.n_past_vit, r.counts.n_past_fwd);
+  ASSERT_EQ(r.hits.size(), 45u);  // every globin is a strong hit of globins4
+  const float tau = p.om.evparam[kFTau], lambda = p.om.evparam[kFLambda];
+  for (std::size_t h = 0; h < r.hits.size(); ++h) {
+    const Hit& hit = r.hits.hit(h);
+    ASSERT_EQ(hit.ndom, static_cast<int>(hit.dcl.size()));
+    ASSERT_GE(hit.ndom, 1);
+    EXPECT_EQ(hit.lnP, exp_logsurv(hit.score, tau, lambda));
+    EXPECT_EQ(hit.sortkey, -hit.lnP);
+    EXPECT_EQ(hit.pre_lnP, exp_logsurv(hit.pre_score, tau, lambda));
+    EXPECT_GE(hit.pre_score, hit.score);  // null2 only lowers scores
+    EXPECT_EQ(hit.flags, 0u);             // flags are set by threshold() without bit cutoffs
+    float best = hit.dcl[0].bitscore;
+    for (const Domain& d : hit.dcl) {
+      EXPECT_LE(d.ienv, d.iali);
+      EXPECT_LE(d.iali, d.jali);
+      EXPECT_LE(d.jali, d.jenv);
+      EXPECT_GE(d.dombias, 0.0f);
+      EXPECT_EQ(d.lnP, exp_logsurv(d.bitscore, tau, lambda));
+      best = std::max(best, d.bitscore);
+    }
+    EXPECT_EQ(hit.dcl[static_cast<std::size_t>(hit.best_domain)].bitscore, best);
+    if (h > 0) {
+      EXPECT_GE(r.hits.hit(h - 1).sortkey, hit.sortkey);
+    }
+  }
+}
+
+TEST(PipelineRunTest, EmptyTargetIsCountedButNotScored) {
+  WS_REQUIRE_TESTDATA("hmm/globins4.hmm");
+  WS_REQUIRE_TESTDATA("prot/globins45.fa");
+  Prepared p = prepare("hmm/globins4.hmm", "prot/globins45.fa");
+  p.db = parse_target_db(">empty\n>one\nVLSPADKTNVKAAWGKVGAHAGEYGAEALERMFLSFPTTKTYFPHF\n", *p.hmm.abc, "mem");
+  ASSERT_EQ(p.db.seqs[0].L, 0);
+  const PipelineRun r = run_pipeline(p, {0}, PipelineOptions{});
+  EXPECT_EQ(r.counts.nseqs, 1u);
+  EXPECT_EQ(r.counts.nres, 0u);
+  EXPECT_EQ(r.counts.n_past_msv, 0u);
+  EXPECT_TRUE(r.hits.empty());
+}
+
+// Reseeding before each stochastic traceback and the index-based running Z make every target's result
+// independent of what the pipeline saw before: any processing order gives the same sorted hit list.
+TEST(PipelineRunTest, ResultsDoNotDependOnTheProcessingOrder) {
+  WS_REQUIRE_TESTDATA("hmm/fn3.hmm");
+  WS_REQUIRE_TESTDATA("prot/mmseqs_DB20k.fasta");
+  Prepared p = prepare("hmm/fn3.hmm", "prot/globins45.fa");
+  {
+    TargetDb big = read_target_db(tdata("prot/mmseqs_DB20k.fasta"), *p.hmm.abc);
+    big.seqs.resize(1500);
+    p.db = std::move(big);
+  }
+  PipelineOptions popts;
+  popts.set_max();  // many targets reach domain definition
+  std::vector<std::size_t> forward = iota_order(p.db.seqs.size());
+  std::vector<std::size_t> backward(forward.rbegin(), forward.rend());
+  const PipelineRun a = run_pipeline(p, forward, popts);
+  const PipelineRun b = run_pipeline(p, backward, popts);
+  ASSERT_GT(a.hits.size(), 5u);
+  ASSERT_EQ(a.hits.size(), b.hits.size());
+  EXPECT_EQ(a.counts.n_past_fwd, b.counts.n_past_fwd);
+  for (std::size_t h = 0; h < a.hits.size(); ++h) {
+    const Hit& x = a.hits.hit(h);
+    const Hit& y = b.hits.hit(h);
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.score, y.score);
+    EXPECT_EQ(x.lnP, y.lnP);
+    ASSERT_EQ(x.dcl.size(), y.dcl.size());
+    for (std::size_t d = 0; d < x.dcl.size(); ++d) {
+      EXPECT_EQ(x.dcl[d].bitscore, y.dcl[d].bitscore);
+      EXPECT_EQ(x.dcl[d].ienv, y.dcl[d].ienv);
+      EXPECT_EQ(x.dcl[d].jenv, y.dcl[d].jenv);
+      EXPECT_EQ(x.dcl[d].ad.aseq, y.dcl[d].ad.aseq);
+    }
+  }
+}
+
+TEST(PipelineRunTest, MissingBitCutoffsAreAnInputError) {
+  WS_REQUIRE_TESTDATA("hmm/globins4.hmm");
+  WS_REQUIRE_TESTDATA("prot/globins45.fa");
+  const Prepared p = prepare("hmm/globins4.hmm", "prot/globins45.fa");
+  ReportOptions ropts;
+  ropts.set_bit_cutoffs(BitCutoffs::kGA);
+  Pipeline pli(PipelineOptions{}, ropts);
+  Bg bg = make_bg(*p.hmm.abc);
+  try {
+    pli.new_model(p.om, bg);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInput);
+    EXPECT_NE(e.message().find("GA bit thresholds unavailable on model globins4"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(PipelineRunTest, BitCutoffsFlagHitsInThePipeline) {
+  WS_REQUIRE_TESTDATA("hmm/Pkinase.hmm");
+  WS_REQUIRE_TESTDATA("prot/mmseqs_DB20k.fasta");
+  Prepared p = prepare("hmm/Pkinase.hmm", "prot/globins45.fa");
+  TargetDb big = read_target_db(tdata("prot/mmseqs_DB20k.fasta"), *p.hmm.abc);
+  big.seqs.resize(800);
+  p.db = std::move(big);
+  ReportOptions ropts;
+  ropts.set_bit_cutoffs(BitCutoffs::kGA);
+  const PipelineRun r = run_pipeline(p, iota_order(p.db.seqs.size()), PipelineOptions{}, ropts);
+  ASSERT_GT(r.hits.size(), 0u);
+  for (std::size_t h = 0; h < r.hits.size(); ++h) {
+    const Hit& hit = r.hits.hit(h);
+    EXPECT_GE(hit.score, p.om.cutoff[kGA1]);  // only reportable targets enter the list
+    EXPECT_NE(hit.flags & kIsReported, 0u);
+    EXPECT_EQ(hit.sortkey, static_cast<double>(hit.score));  // inclusion by score sorts by score
+    for (const Domain& d : hit.dcl) EXPECT_EQ(d.is_reported, d.bitscore >= p.om.cutoff[kGA2]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Target database
+// ---------------------------------------------------------------------------------------------------
+
+TEST(TargetDbTest, HeadersAndResiduesFollowEaselRules) {
+  const Abc& a = abc(AbcType::kAmino);
+  const TargetDb db = parse_target_db(
+      "\n  \n>seq1 the description  \r\nACDE fgh\r\n\tIK*\n>  seq2\n>seq3\x01more\x01x\nWY\n", a, "mem.fa");
+  ASSERT_EQ(db.seqs.size(), 3u);
+  EXPECT_EQ(db.seqs[0].name, "seq1");
+  EXPECT_EQ(db.seqs[0].desc, "the description  ");  // trailing spaces kept, \r dropped
+  EXPECT_EQ(db.seqs[0].line, 3u);
+  EXPECT_EQ(db.seqs[0].L, 10);
+  EXPECT_EQ(textize(db.seqs[0].dsq, a), "ACDEFGHIK*");
+  EXPECT_EQ(db.seqs[0].dsq.front(), kDsqSentinel);
+  EXPECT_EQ(db.seqs[0].dsq.back(), kDsqSentinel);
+  EXPECT_EQ(db.seqs[1].name, "seq2");
+  EXPECT_EQ(db.seqs[1].desc, "");
+  EXPECT_EQ(db.seqs[1].L, 0);
+  EXPECT_EQ(db.seqs[1].line, 6u);
+  EXPECT_EQ(db.seqs[2].name, "seq3\x01more\x01x");  // ctrl-A is not whitespace for the name
+  EXPECT_EQ(db.seqs[2].L, 2);
+  EXPECT_EQ(db.nres, 12u);
+}
+
+TEST(TargetDbTest, DnaSynonymsAndDegeneracies) {
+  const Abc& a = abc(AbcType::kDNA);
+  const TargetDb db = parse_target_db(">d\nacgtuNRYx\n", a, "mem.fa");
+  ASSERT_EQ(db.seqs.size(), 1u);
+  EXPECT_EQ(textize(db.seqs[0].dsq, a), "ACGTTNRYN");
+}
+
+void expect_format_error(std::string_view text, const Abc& a, uint64_t line, const std::string& fragment) {
+  try {
+    parse_target_db(text, a, "bad.fa");
+    ADD_FAILURE() << "no error for " << text;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kFormat) << e.what();
+    EXPECT_EQ(e.file(), "bad.fa");
+    EXPECT_EQ(e.line(), line) << e.what();
+    EXPECT_NE(e.message().find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(TargetDbTest, ErrorsNameFileLineAndCharacter) {
+  const Abc& amino = abc(AbcType::kAmino);
+  expect_format_error(">s1\nACDE\n>s2\nAC-DE\n", amino, 4, "illegal character '-' in sequence 's2'");
+  expect_format_error(">s1\nAC1\n", amino, 2, "illegal character '1'");
+  expect_format_error(">s1\nACDEQ\n", abc(AbcType::kDNA), 2, "illegal character 'E'");
+  expect_format_error("ACDE\n>s1\nAC\n", amino, 1, "expected a FASTA file");
+  expect_format_error(">\nACDE\n", amino, 1, "no FASTA name");
+  expect_format_error("", amino, 0, "empty");
+  expect_format_error(" \n\n", amino, 0, "empty");
+}
+
+TEST(TargetDbTest, ReadsGzipAndReportsMissingFiles) {
+  const test::TempDir dir("h8_db");
+  const std::string path = dir / "db.fa.gz";
+  const std::string text = ">a desc\nACDEFGHIKL\nMNPQ\n>b\nRSTVWY\n";
+  gzFile gz = gzopen(path.c_str(), "wb");
+  ASSERT_NE(gz, nullptr);
+  ASSERT_EQ(gzwrite(gz, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+  gzclose(gz);
+  const TargetDb db = read_target_db(path, abc(AbcType::kAmino));
+  ASSERT_EQ(db.seqs.size(), 2u);
+  EXPECT_EQ(db.seqs[0].L, 14);
+  EXPECT_EQ(db.seqs[1].L, 6);
+  EXPECT_EQ(db.seqs[0].desc, "desc");
+  try {
+    read_target_db(dir / "missing.fa", abc(AbcType::kAmino));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kIo);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Library entry point
+// ---------------------------------------------------------------------------------------------------
+
+struct Captured {
+  std::string report, tbl, dom, pfam;
+  hmmsearch::Summary summary;
+};
+
+Captured capture(const std::string& hmm, const std::string& db, const hmmsearch::Options& o) {
+  Captured c;
+  hmmsearch::Sinks sinks;
+  sinks.report = [&c](std::string_view t) { c.report += t; };
+  sinks.tblout = [&c](std::string_view t) { c.tbl += t; };
+  sinks.domtblout = [&c](std::string_view t) { c.dom += t; };
+  sinks.pfamtblout = [&c](std::string_view t) { c.pfam += t; };
+  c.summary = hmmsearch::search(hmm, db, o, sinks);
+  return c;
+}
+
+// Lines that do not start with '#' (timing, dates and file names live in '#' lines).
+std::string without_comments(const std::string& text) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t eol = text.find('\n', pos);
+    if (eol == std::string::npos) eol = text.size() - 1;
+    if (text[pos] != '#') out.append(text, pos, eol - pos + 1);
+    pos = eol + 1;
+  }
+  return out;
+}
+
+TEST(HmmsearchApi, OutputIsIndependentOfTheThreadCount) {
+  WS_REQUIRE_TESTDATA("hmm/Pkinase.hmm");
+  WS_REQUIRE_TESTDATA("prot/mmseqs_DB20k.fasta");
+  const test::TempDir dir("h8_api");
+  // Two models in one file, against the first 1500 targets of DB20k.
+  const std::string hmm = dir / "two.hmm";
+  test::write_file(hmm, test::read_file(tdata("hmm/fn3.hmm")) + test::read_file(tdata("hmm/Pkinase.hmm")));
+  const std::string all = test::read_file(tdata("prot/mmseqs_DB20k.fasta"));
+  std::size_t cut = 0;
+  for (int n = 0; n < 1500; ++n) cut = all.find('>', cut + 1);
+  const std::string db = dir / "db.fa";
+  test::write_file(db, all.substr(0, cut));
+
+  hmmsearch::Options o;
+  o.threads = 1;
+  const Captured one = capture(hmm, db, o);
+  ASSERT_EQ(one.summary.models.size(), 2u);
+  EXPECT_EQ(one.summary.targets, 1500u);
+  EXPECT_GT(one.summary.models[0].nreported + one.summary.models[1].nreported, 10u);
+  EXPECT_EQ(one.summary.models[1].name, "Pkinase");
+  EXPECT_EQ(one.summary.models[1].Z, 1500.0);
+  EXPECT_EQ(one.summary.models[1].domZ, static_cast<double>(one.summary.models[1].nreported));
+  for (const unsigned threads : {2u, 3u, 8u}) {
+    o.threads = threads;
+    const Captured c = capture(hmm, db, o);
+    EXPECT_EQ(without_comments(c.report), without_comments(one.report)) << threads;
+    EXPECT_EQ(without_comments(c.tbl), without_comments(one.tbl)) << threads;
+    EXPECT_EQ(without_comments(c.dom), without_comments(one.dom)) << threads;
+    EXPECT_EQ(c.pfam, one.pfam) << threads;
+  }
+  // The report holds one block per model, the tables one header (first model) and one tail.
+  EXPECT_NE(one.report.find("Query:       fn3  [M="), std::string::npos);
+  EXPECT_NE(one.report.find("Query:       Pkinase  [M="), std::string::npos);
+  EXPECT_EQ(one.report.substr(one.report.size() - 5), "[ok]\n");
+  const std::size_t header = one.tbl.find("# target name");
+  ASSERT_NE(header, std::string::npos);
+  EXPECT_EQ(one.tbl.find("# target name", header + 1), std::string::npos);
+  EXPECT_NE(one.tbl.find("# [ok]\n"), std::string::npos);
+}
+
+TEST(HmmsearchApi, ValidatesOptionsAsHmmsearch) {
+  hmmsearch::Options o;
+  o.E = 0.0;
+  EXPECT_THROW(hmmsearch::validate(o), Error);
+  o = {};
+  o.E = 1.0;
+  o.T = 20.0;
+  EXPECT_THROW(hmmsearch::validate(o), Error);
+  o = {};
+  o.textw = 100;
+  EXPECT_THROW(hmmsearch::validate(o), Error);
+  o = {};
+  o.max = true;
+  o.F1 = 0.1;
+  EXPECT_THROW(hmmsearch::validate(o), Error);
+  o = {};
+  o.cutoffs = hmmsearch::BitCutoffs::kTC;
+  o.incdomE = 0.1;
+  EXPECT_THROW(hmmsearch::validate(o), Error);
+  o = {};
+  o.T = -5.0;
+  o.domT = 3.0;
+  o.textw = 120;
+  o.max = true;
+  EXPECT_NO_THROW(hmmsearch::validate(o));
+  try {
+    o = {};
+    o.Z = -1.0;
+    hmmsearch::validate(o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+    EXPECT_NE(e.message().find("-Z"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace warpsearch::hmm
