@@ -15,7 +15,7 @@ if [[ $# -lt 6 ]]; then
 fi
 out=$1 decoys=$2 copies=$3 planted=$4 seed=$5
 shift 5
-testdata=${WARPSEARCH_TESTDATA_DIR:-$HOME/.cache/warpsearch/testdata}
+testdata=${WARPSEARCH_TESTDATA:-$HOME/.cache/warpsearch/testdata}
 shuffle=$(command -v esl-shuffle || echo "$testdata/bin/esl-shuffle")
 [[ -x $shuffle ]] || { echo "make_hmm_db.sh: esl-shuffle not found (PATH or $testdata/bin)" >&2; exit 1; }
 command -v hmmemit >/dev/null || { echo "make_hmm_db.sh: hmmemit (HMMER) not found" >&2; exit 1; }

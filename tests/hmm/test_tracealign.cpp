@@ -410,7 +410,10 @@ TEST(TraceAlign, StockholmBlocksOf200ColumnsPfamOneBlock) {
 
 // ---- Golden comparisons with the installed hmmsearch --------------------------------------------------
 
-bool hmmsearch_available() { return std::system("hmmsearch -h >/dev/null 2>&1") == 0; }
+bool program_available(const std::string& name) {
+  return std::system((name + " -h >/dev/null 2>&1").c_str()) == 0;
+}
+bool hmmsearch_available() { return program_available("hmmsearch"); }
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -579,7 +582,8 @@ TEST(TraceAlignOracle, PfamModelsOnDB20k) {
 
 TEST(TraceAlignOracle, DnaModelOnEmittedSequences) {
   WS_REQUIRE_TESTDATA("hmm/MADE1.hmm");
-  if (!hmmsearch_available()) GTEST_SKIP() << "hmmsearch not installed";
+  if (!hmmsearch_available() || !program_available("hmmemit"))
+    GTEST_SKIP() << "hmmsearch/hmmemit not installed";
   test::TempDir dir("ws_tracealign_dna");
   const std::string fa = dir / "emit.fa";
   const std::string hmm = (test::testdata_dir() / "hmm/MADE1.hmm").string();
@@ -593,7 +597,8 @@ TEST(TraceAlignOracle, SeveralQueriesAppendOneRecordEachOrNothing) {
   // outcome after its "//" in the main output (globins4: 45 domains; XYPPX and fn3: none on globins45).
   WS_REQUIRE_TESTDATA("prot/globins45.fa");
   WS_REQUIRE_TESTDATA("hmm/XYPPX.hmm");
-  if (!hmmsearch_available()) GTEST_SKIP() << "hmmsearch not installed";
+  if (!hmmsearch_available() || !program_available("hmmconvert"))
+    GTEST_SKIP() << "hmmsearch/hmmconvert not installed";
   const auto td = test::testdata_dir();
   test::TempDir dir("ws_tracealign_multi");
   const std::string hmms = dir / "three.hmm", out = dir / "out.txt", sto = dir / "ali.sto";
