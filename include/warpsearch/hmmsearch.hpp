@@ -1,7 +1,9 @@
 // hmmsearch.hpp: search profile HMMs against a sequence database with HMMER 3.3.2's hmmsearch results.
 //
-// search() reads the query models one at a time from an HMMER3 (/a../f) file (plain or gzip), reads the
-// FASTA target database (plain or gzip) once into memory, digitized with the models' alphabet, and runs
+// search() reads the query models one at a time from an HMMER3 (/a../f) file (plain or gzip, "-" = stdin),
+// reads the target database (FASTA or FASTQ, plain or gzip, "-" = stdin, or a packed database made by
+// `warpsearch makedb`) once into memory, record by record, digitized with the models' alphabet as
+// hmmsearch does (a protein model reads DNA as protein; a DNA model refuses protein letters), and runs
 // HMMER's acceleration pipeline (MSV, bias, Viterbi and Forward filters, domain definition, null2
 // correction) for every model against every target on a pool of CPU threads. Its text outputs are those
 // of `hmmsearch` byte for byte (apart from timing lines and the comment lines naming the program):
@@ -119,9 +121,11 @@ struct Summary {
 // Validates the option values as hmmsearch does (E > 0, textw >= 120, ...): Error(kUsage) otherwise.
 void validate(const Options& options);
 
-// Runs the search. Errors: Error(kIo) unreadable files, Error(kFormat) malformed HMM or FASTA files
-// (with file and line), Error(kInput) e.g. a model without the requested GA/NC/TC cutoffs, Error(kUsage)
-// invalid options. With keep_hits false the returned ModelResults carry no hits (counts only).
+// Runs the search. Errors: Error(kIo) unreadable files, Error(kFormat) malformed HMM, FASTA/FASTQ files or
+// packed databases and letters outside the model's alphabet (with file and line), Error(kInput) e.g. a
+// model without the requested GA/NC/TC cutoffs, Error(kUsage) invalid options or hmmfile and seqdb both
+// "-". The database and the first model are read before any sink is called. With keep_hits false the
+// returned ModelResults carry no hits (counts only).
 Summary search(const std::string& hmmfile, const std::string& seqdb, const Options& options,
                const Sinks& sinks, const RunLabels& labels = {}, bool keep_hits = true);
 

@@ -59,9 +59,12 @@ void run_hmmsearch(HmmsearchOptions& o, const GlobalOptions& global) {
                          : hmmsearch::BitCutoffs::kNone;
   s.textw = o.textw;
   if (o.seed) s.seed = static_cast<std::uint32_t>(*o.seed);
-  if (o.tformat && *o.tformat != "fasta" && *o.tformat != "FASTA") {
-    throw Error(ErrorKind::kUsage,
-                fmt::format("--tformat {}: only fasta target databases are supported", *o.tformat));
+  if (o.tformat && *o.tformat != "fasta" && *o.tformat != "FASTA" && *o.tformat != "fastq" &&
+      *o.tformat != "FASTQ") {
+    throw Error(
+        ErrorKind::kUsage,
+        fmt::format("--tformat {}: only fasta and fastq target files (or packed databases) are supported",
+                    *o.tformat));
   }
   if (o.hmmfile == "-" && o.seqdb == "-") {
     throw Error(ErrorKind::kUsage,
@@ -132,9 +135,12 @@ void register_hmmsearch(CLI::App& app, const GlobalOptions& global) {
     opts->registered.push_back(opt);
     return opt;
   };
-  cmd->add_option("hmmfile", opts->hmmfile, "Query profile HMM file (HMMER3 format, plain or gzip)")
+  cmd->add_option("hmmfile", opts->hmmfile,
+                  "Query profile HMM file (HMMER3 format, plain or gzip; '-' reads stdin)")
       ->required();
-  cmd->add_option("seqdb", opts->seqdb, "Target sequence database (FASTA, plain or gzip; '-' reads stdin)")
+  cmd->add_option("seqdb", opts->seqdb,
+                  "Target sequences: FASTA or FASTQ (plain or gzip; '-' reads stdin) or a packed database "
+                  "(warpsearch makedb)")
       ->required();
 
   auto out = cmd->add_option_group("Options directing output");
@@ -182,7 +188,8 @@ void register_hmmsearch(CLI::App& app, const GlobalOptions& global) {
   reg(other->add_option("-Z", s.Z, "Set # of comparisons done, for E-value calculation"));
   reg(other->add_option("--domZ", s.domZ, "Set # of significant seqs, for domain E-value calculation"));
   reg(other->add_option("--seed", opts->seed, "Set RNG seed to <n> (if 0: one-time arbitrary seed) [42]"));
-  reg(other->add_option("--tformat", opts->tformat, "Assert target <seqfile> is in format <s> (only fasta)"));
+  reg(other->add_option("--tformat", opts->tformat,
+                        "Accepted for compatibility: fasta or fastq (detected from the content)"));
   reg(other->add_option("--cpu", opts->cpu,
                         "Number of parallel CPU workers (0: one thread) [default: --threads]"))
       ->check(CLI::Range(0, 1 << 16));
@@ -191,7 +198,8 @@ void register_hmmsearch(CLI::App& app, const GlobalOptions& global) {
       "Results (scores, E-values, domains, alignments, pipeline counts) are those of HMMER 3.3.2's\n"
       "hmmsearch, byte for byte in --tblout/--domtblout/--pfamtblout and the main report (apart from\n"
       "timing lines), whatever the number of threads. Targets longer than 100000 residues, which HMMER\n"
-      "refuses, are searched. The database is read once into memory. Details: docs/HMMSEARCH.md.\n"
+      "refuses, are searched. The database is read once into memory, digitized in the models' alphabet.\n"
+      "<hmmfile> or <seqdb> (not both) may be '-' to read stdin. Details: docs/HMMSEARCH.md.\n"
       "Examples:\n"
       "  warpsearch hmmsearch globins4.hmm uniprot.fa\n"
       "  warpsearch hmmsearch --tblout hits.tbl --domtblout doms.tbl -o report.txt Pfam-A.hmm db.fa.gz\n"

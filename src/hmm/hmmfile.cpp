@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <array>
@@ -109,11 +110,20 @@ const char* hmm_format_tag(HmmFormat f) { return kTags[static_cast<int>(f)]; }
 
 HmmReader::HmmReader(const std::string& path) : path_(path), src_(std::make_unique<Source>()) {
   src_->path = path;
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw_system_error("cannot open HMM file", path);
-  if (S_ISDIR(st.st_mode)) throw Error(ErrorKind::kIo, "cannot open HMM file: is a directory", path);
-  src_->gz = gzopen(path.c_str(), "rb");
-  if (src_->gz == nullptr) throw_system_error("cannot open HMM file", path);
+  if (path == "-") {  // stdin (plain or gzip), as p7_hmmfile_OpenE
+    const int fd = ::dup(0);
+    src_->gz = fd < 0 ? nullptr : gzdopen(fd, "rb");
+    if (src_->gz == nullptr) {
+      if (fd >= 0) ::close(fd);
+      throw_system_error("cannot open HMM file", path);
+    }
+  } else {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) throw_system_error("cannot open HMM file", path);
+    if (S_ISDIR(st.st_mode)) throw Error(ErrorKind::kIo, "cannot open HMM file: is a directory", path);
+    src_->gz = gzopen(path.c_str(), "rb");
+    if (src_->gz == nullptr) throw_system_error("cannot open HMM file", path);
+  }
   gzbuffer(src_->gz, 1u << 17);
 
   // open_engine: the first token of the file is the format tag.

@@ -29,8 +29,8 @@ enum class HmmFormat { k3a, k3b, k3c, k3d, k3e, k3f };
 
 class HmmReader {
  public:
-  /// Opens path (plain or gzip) and reads its format tag. Throws Error(kIo) if it cannot be opened,
-  /// Error(kFormat) if the first data line is not a HMMER3/a..f tag.
+  /// Opens path (plain or gzip; "-" reads stdin) and reads its format tag. Throws Error(kIo) if it cannot be
+  /// opened, Error(kFormat) if the first data line is not a HMMER3/a..f tag.
   explicit HmmReader(const std::string& path);
   ~HmmReader();
   HmmReader(const HmmReader&) = delete;

@@ -1,7 +1,9 @@
 // search.cpp: the hmmsearch driver behind include/warpsearch/hmmsearch.hpp (HMMER 3.3.2 hmmsearch.c).
 //
 // Contents:
-//   1. The target database: read once into memory with Easel's FASTA rules (search_internal.hpp).
+//   1. The target database (search_internal.hpp): FASTA/FASTQ lines streamed from a plain or gzip file
+//      (or stdin) in 1 MiB pieces and digitized record by record with Easel's FASTA rules, or a packed
+//      database converted code by code through its letters; read once into memory.
 //   2. Per-model search: profile configuration, a pool of per-worker pipeline states, the sequences cut
 //      into fixed chunks run on the ThreadPool, chunk results merged in chunk order.
 //   3. The public entry point hmmsearch::search(): models streamed from the HMM file, outputs written in
@@ -14,9 +16,11 @@
 // arbitrary but whose sort order only depends on the hits).
 #include <fmt/format.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cerrno>
@@ -27,6 +31,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +47,7 @@
 #include "hmm/search_internal.hpp"
 #include "hmm/tophits.hpp"
 #include "hmm/tracealign.hpp"
+#include "warpsearch/db.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/hmmsearch.hpp"
 #include "warpsearch/thread_pool.hpp"
@@ -55,118 +61,359 @@ std::string quote_char(unsigned char c) {
   return fmt::format("'\\x{:02X}'", static_cast<unsigned>(c));
 }
 
-// Whole content of a plain or gzip file (zlib reads plain files transparently), "-" = stdin.
-std::string slurp(const std::string& path) {
-  gzFile gz = path == "-" ? gzdopen(dup(0), "rb") : gzopen(path.c_str(), "rb");
-  if (gz == nullptr) throw_system_error("cannot open sequence file", path);
-  std::string text;
-  std::vector<char> buf(1 << 20);
-  for (;;) {
-    const int n = gzread(gz, buf.data(), static_cast<unsigned>(buf.size()));
+bool is_c_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+
+// The lines of a text: next() gives each line without its '\n' (a last line without '\n' too); the
+// view stays valid until the next call.
+class LineInput {
+ public:
+  virtual ~LineInput() = default;
+  virtual bool next(std::string_view& line) = 0;
+};
+
+class TextLines final : public LineInput {
+ public:
+  explicit TextLines(std::string_view text) : text_(text) {}
+  bool next(std::string_view& line) override {
+    if (pos_ >= text_.size()) return false;
+    std::size_t eol = text_.find('\n', pos_);
+    if (eol == std::string_view::npos) eol = text_.size();
+    line = text_.substr(pos_, eol - pos_);
+    pos_ = eol + 1;
+    return true;
+  }
+
+ private:
+  std::string_view text_;
+  std::size_t pos_ = 0;
+};
+
+// Text of a TargetDb being built; the record parser below fills it line by line.
+class RecordParser {
+ public:
+  RecordParser(LineInput& in, const Abc& a, const std::string& path)
+      : in_(in), abc_(a), inmap_(fasta_inmap(a)), path_(path) {}
+
+  TargetDb parse() {
+    db_.path = path_;
+    // Whitespace before the first record (Easel's header_fasta skips isspace()).
+    std::size_t first = 0;
+    for (;;) {
+      if (!advance()) throw Error(ErrorKind::kFormat, "sequence file is empty (no FASTA record)", path_);
+      first = 0;
+      while (first < line_.size() && is_c_space(line_[first])) ++first;
+      if (first < line_.size()) break;
+    }
+    marker_ = line_[first];
+    if (marker_ != '>' && marker_ != '@') {
+      fail(fmt::format("unexpected character {}; expected a FASTA file, starting with '>' (or FASTQ, '@')",
+                       quote_char(static_cast<unsigned char>(marker_))),
+           lineno_);
+    }
+    bool have = true;
+    while (have) {
+      TargetSeq seq;
+      seq.line = lineno_;
+      header(line_.substr(first + 1), seq);
+      seq.dsq.push_back(kDsqSentinel);
+      have = marker_ == '>' ? fasta_body(seq) : fastq_body(seq);
+      first = 0;
+      seq.L = static_cast<int64_t>(seq.dsq.size()) - 1;
+      seq.dsq.push_back(kDsqSentinel);
+      seq.dsq.shrink_to_fit();
+      db_.nres += static_cast<uint64_t>(seq.L);
+      db_.seqs.push_back(std::move(seq));
+    }
+    return std::move(db_);
+  }
+
+ private:
+  bool advance() {
+    if (!in_.next(line_)) return false;
+    ++lineno_;
+    return true;
+  }
+
+  [[noreturn]] void fail(const std::string& msg, uint64_t line) const {
+    throw Error(ErrorKind::kFormat, msg, path_, line);
+  }
+
+  // h: the header line after its marker.
+  void header(std::string_view h, TargetSeq& seq) const {
+    std::size_t pos = 0;
+    const std::size_t n = h.size();
+    while (pos < n && (h[pos] == ' ' || h[pos] == '\t')) ++pos;
+    const std::size_t name_begin = pos;
+    while (pos < n && !is_c_space(h[pos])) ++pos;
+    if (pos == name_begin) {
+      fail(marker_ == '>' ? "no FASTA name found after '>'" : "no FASTQ name found after '@'", lineno_);
+    }
+    seq.name.assign(h.substr(name_begin, pos - name_begin));
+    while (pos < n && (h[pos] == ' ' || h[pos] == '\t')) ++pos;
+    const std::size_t desc_begin = pos;
+    while (pos < n && h[pos] != '\r' && h[pos] != '\x01') ++pos;
+    seq.desc.assign(h.substr(desc_begin, pos - desc_begin));
+  }
+
+  // Digitizes one sequence line into seq.dsq.
+  void residues(std::string_view chunk, TargetSeq& seq) const {
+    for (const char ch : chunk) {
+      const auto c = static_cast<unsigned char>(ch);
+      const uint8_t x = inmap_[c];
+      if (x == kDsqIgnored) continue;
+      if (x == kDsqIllegal) {
+        std::string msg =
+            fmt::format("illegal character {} in sequence '{}' for the {} alphabet of the model",
+                        quote_char(c), seq.name, abc_type_name(abc_.type));
+        if (std::isalpha(c) != 0 && abc_.type != AbcType::kAmino) {
+          msg +=
+              " (hmmsearch reads the database in the query model's alphabet: a protein database cannot be "
+              "searched with a nucleotide model)";
+        }
+        fail(msg, lineno_);
+      }
+      seq.dsq.push_back(x);
+    }
+  }
+
+  // Sequence lines up to the next line starting with '>'. Returns whether such a line was found.
+  bool fasta_body(TargetSeq& seq) {
+    while (advance()) {
+      if (!line_.empty() && line_[0] == '>') return true;
+      residues(line_, seq);
+    }
+    return false;
+  }
+
+  // Sequence lines up to the '+' line, then as many quality characters as residues, then blank lines up
+  // to the next '@' header. Returns whether a next header was found.
+  bool fastq_body(TargetSeq& seq) {
+    const uint64_t header_line = lineno_;
+    std::string header_text(line_.substr(1));
+    if (!header_text.empty() && header_text.back() == '\r') header_text.pop_back();
+    for (;;) {
+      if (!advance()) fail(fmt::format("missing '+' line in FASTQ record '{}'", seq.name), header_line);
+      if (!line_.empty() && line_[0] == '+') break;
+      residues(line_, seq);
+    }
+    std::string_view plus = line_.substr(1);
+    if (!plus.empty() && plus.back() == '\r') plus.remove_suffix(1);
+    if (!plus.empty() && plus != seq.name && plus != header_text) {
+      fail(fmt::format("'+' line does not repeat the name of FASTQ record '{}'", seq.name), lineno_);
+    }
+    const std::size_t length = seq.dsq.size() - 1;
+    std::size_t quality = 0;
+    while (quality < length) {
+      if (!advance()) {
+        fail(fmt::format(
+                 "quality length {} differs from sequence length {} in FASTQ record '{}' (end of file)",
+                 quality, length, seq.name),
+             lineno_);
+      }
+      for (const char ch : line_) {
+        if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f') continue;
+        if (ch < '!' || ch > '~') {
+          fail(fmt::format("invalid quality character {} in FASTQ record '{}'",
+                           quote_char(static_cast<unsigned char>(ch)), seq.name),
+               lineno_);
+        }
+        ++quality;
+      }
+      if (quality > length) {
+        fail(fmt::format("quality length {} differs from sequence length {} in FASTQ record '{}'", quality,
+                         length, seq.name),
+             lineno_);
+      }
+    }
+    while (advance()) {
+      std::size_t i = 0;
+      while (i < line_.size() && is_c_space(line_[i])) ++i;
+      if (i == line_.size()) continue;  // blank line
+      if (line_[0] != '@') {
+        fail(fmt::format("expected a '@' header line (start of a FASTQ record), found {}",
+                         quote_char(static_cast<unsigned char>(line_[0]))),
+             lineno_);
+      }
+      return true;
+    }
+    return false;
+  }
+
+  LineInput& in_;
+  const Abc& abc_;
+  const std::array<uint8_t, 256>& inmap_;
+  const std::string& path_;
+  TargetDb db_;
+  std::string_view line_;
+  uint64_t lineno_ = 0;
+  char marker_ = '>';
+};
+
+}  // namespace
+
+// A plain or gzip file (zlib reads plain files transparently) or stdin, read in 1 MiB pieces and cut
+// into lines; only the current piece (and a line longer than it) is in memory.
+struct TargetDbFile::Stream final : public LineInput {
+  gzFile gz = nullptr;
+  std::string path;
+  std::vector<char> buf = std::vector<char>(1 << 20);
+  std::size_t begin = 0, end = 0;  // unread bytes: buf[begin, end)
+  bool eof = false;
+
+  ~Stream() override {
+    if (gz != nullptr) gzclose(gz);
+  }
+
+  bool next(std::string_view& line) override {
+    for (;;) {
+      if (const void* nl = std::memchr(buf.data() + begin, '\n', end - begin)) {
+        const auto eol = static_cast<std::size_t>(static_cast<const char*>(nl) - buf.data());
+        line = std::string_view(buf.data() + begin, eol - begin);
+        begin = eol + 1;
+        return true;
+      }
+      if (eof) {
+        if (begin == end) return false;
+        line = std::string_view(buf.data() + begin, end - begin);
+        begin = end;
+        return true;
+      }
+      fill();
+    }
+  }
+
+  // Moves the unread bytes to the front (growing the buffer when a line fills it) and reads more.
+  void fill() {
+    if (begin > 0) {
+      std::memmove(buf.data(), buf.data() + begin, end - begin);
+      end -= begin;
+      begin = 0;
+    }
+    if (end == buf.size()) buf.resize(buf.size() * 2);
+    const unsigned want = static_cast<unsigned>(std::min<std::size_t>(buf.size() - end, 1u << 30));
+    const int n = gzread(gz, buf.data() + end, want);
     if (n < 0) {
       int errnum = 0;
       const char* msg = gzerror(gz, &errnum);
-      const std::string what = errnum == Z_ERRNO ? std::string(std::strerror(errno)) : std::string(msg);
-      gzclose(gz);
-      throw Error(ErrorKind::kFormat, "cannot read sequence file: " + what, path);
+      if (errnum == Z_ERRNO) throw_system_error("cannot read sequence file", path);
+      throw Error(ErrorKind::kFormat, "cannot read sequence file: " + std::string(msg), path);
     }
-    if (n == 0) break;
-    text.append(buf.data(), static_cast<std::size_t>(n));
+    end += static_cast<std::size_t>(n);
+    if (n == 0) finish();
   }
-  int errnum = 0;
-  const char* msg = gzerror(gz, &errnum);
-  if (errnum != Z_OK && errnum != Z_BUF_ERROR) {
-    const std::string what(msg);
-    gzclose(gz);
-    throw Error(ErrorKind::kFormat, "cannot read sequence file: " + what, path);
-  }
-  // A truncated gzip stream shows as Z_BUF_ERROR at close.
-  if (gzclose(gz) == Z_BUF_ERROR) {
-    throw Error(ErrorKind::kFormat, "truncated gzip stream (unexpected end of file)", path);
-  }
-  return text;
-}
 
-}  // namespace
+  // End of input: a damaged or truncated gzip stream is an error.
+  void finish() {
+    eof = true;
+    int errnum = 0;
+    const char* msg = gzerror(gz, &errnum);
+    if (errnum != Z_OK && errnum != Z_BUF_ERROR) {
+      throw Error(ErrorKind::kFormat, "cannot read sequence file: " + std::string(msg), path);
+    }
+    const int rc = gzclose(gz);  // a truncated gzip stream shows as Z_BUF_ERROR at close
+    gz = nullptr;
+    if (rc == Z_BUF_ERROR)
+      throw Error(ErrorKind::kFormat, "truncated gzip stream (unexpected end of file)", path);
+  }
+};
 
 // ---------------------------------------------------------------------------------------------------
 // 1. The target database
 // ---------------------------------------------------------------------------------------------------
 
 TargetDb parse_target_db(std::string_view text, const Abc& a, const std::string& path) {
-  TargetDb db;
-  db.path = path;
+  TextLines lines(text);
+  return RecordParser(lines, a, path).parse();
+}
+
+TargetDb target_db_from_packed(const PackedDb& pdb, const Abc& a) {
+  // Database code -> its letter -> the model alphabet's Easel code (or kDsqIllegal / kDsqIgnored).
+  const Alphabet& have = pdb.alphabet();
   const std::array<uint8_t, 256>& inmap = fasta_inmap(a);
-  std::size_t pos = 0;
-  uint64_t line = 1;
-  const std::size_t n = text.size();
-
-  // Whitespace before the first record (Easel's header_fasta skips isspace()).
-  while (pos < n && std::isspace(static_cast<unsigned char>(text[pos])) != 0) {
-    if (text[pos] == '\n') ++line;
-    ++pos;
+  std::array<uint8_t, 256> code_map{};
+  code_map.fill(kDsqIllegal);
+  std::array<char, 256> letter{};
+  for (int c = 0; c < have.size(); ++c) {
+    letter[static_cast<std::size_t>(c)] = have.symbol(static_cast<uint8_t>(c));
+    code_map[static_cast<std::size_t>(c)] =
+        inmap[static_cast<unsigned char>(letter[static_cast<std::size_t>(c)])];
   }
-  if (pos == n) throw Error(ErrorKind::kFormat, "sequence file is empty (no FASTA record)", path);
-  if (text[pos] != '>') {
-    throw Error(ErrorKind::kFormat,
-                fmt::format("unexpected character {}; expected a FASTA file, starting with '>'",
-                            quote_char(static_cast<unsigned char>(text[pos]))),
-                path, line);
-  }
-
-  while (pos < n) {
-    // Here text[pos] == '>' at the start of a line.
-    TargetSeq seq;
-    seq.line = line;
-    ++pos;
-    while (pos < n && (text[pos] == ' ' || text[pos] == '\t')) ++pos;
-    const std::size_t name_begin = pos;
-    while (pos < n && std::isspace(static_cast<unsigned char>(text[pos])) == 0) ++pos;
-    if (pos == name_begin) throw Error(ErrorKind::kFormat, "no FASTA name found after '>'", path, line);
-    seq.name.assign(text.substr(name_begin, pos - name_begin));
-    while (pos < n && (text[pos] == ' ' || text[pos] == '\t')) ++pos;
-    const std::size_t desc_begin = pos;
-    while (pos < n && text[pos] != '\n' && text[pos] != '\r' && text[pos] != '\x01') ++pos;
-    seq.desc.assign(text.substr(desc_begin, pos - desc_begin));
-    while (pos < n && text[pos] != '\n') ++pos;  // rest of the header line (after a ctrl-A)
-    if (pos < n) {
-      ++pos;
-      ++line;
-    }
-
-    // Sequence lines up to the next line starting with '>'.
-    seq.dsq.push_back(kDsqSentinel);
-    while (pos < n && text[pos] != '>') {
-      std::size_t eol = text.find('\n', pos);
-      if (eol == std::string_view::npos) eol = n;
-      const std::string_view chunk = text.substr(pos, eol - pos);
-      for (std::size_t i = 0; i < chunk.size(); ++i) {
-        const unsigned char c = static_cast<unsigned char>(chunk[i]);
-        const uint8_t x = inmap[c];
-        if (x == kDsqIgnored) continue;
-        if (x == kDsqIllegal) {
+  const std::string path = pdb.prefix() + ".wsdb";
+  TargetDb db;
+  db.path = pdb.prefix();
+  db.seqs.resize(pdb.size());
+  for (uint64_t i = 0; i < pdb.size(); ++i) {
+    TargetSeq& seq = db.seqs[i];
+    seq.name.assign(pdb.name(i));
+    seq.desc.assign(pdb.description(i));
+    const std::span<const uint8_t> r = pdb.residues(i);
+    seq.dsq.resize(r.size() + 2);
+    seq.dsq[0] = kDsqSentinel;
+    for (std::size_t k = 0; k < r.size(); ++k) {
+      const uint8_t x = code_map[r[k]];
+      if (x >= kDsqIgnored) {
+        if (r[k] >= have.size()) {
           throw Error(ErrorKind::kFormat,
-                      fmt::format("illegal character {} in sequence '{}' for the {} alphabet of the model",
-                                  quote_char(c), seq.name, abc_type_name(a.type)),
-                      path, line);
+                      fmt::format("residue code {} of sequence '{}' (#{}) is outside the {} alphabet: the "
+                                  "database is damaged (run `warpsearch dbinfo --verify`)",
+                                  r[k], seq.name, i + 1, to_string(have.kind())),
+                      path);
         }
-        seq.dsq.push_back(x);
+        throw Error(
+            ErrorKind::kFormat,
+            fmt::format("residue '{}' at position {} of sequence '{}' (#{}) of this {} database is not "
+                        "in the {} alphabet of the model (hmmsearch digitizes the database in the "
+                        "query model's alphabet)",
+                        letter[r[k]], k + 1, seq.name, i + 1, to_string(have.kind()), abc_type_name(a.type)),
+            path);
       }
-      pos = eol < n ? eol + 1 : n;
-      ++line;
+      seq.dsq[k + 1] = x;
     }
-    seq.L = static_cast<int64_t>(seq.dsq.size()) - 1;
-    seq.dsq.push_back(kDsqSentinel);
-    db.nres += static_cast<uint64_t>(seq.L);
-    db.seqs.push_back(std::move(seq));
+    seq.dsq[r.size() + 1] = kDsqSentinel;
+    seq.L = static_cast<int64_t>(r.size());
+    db.nres += r.size();
   }
   return db;
 }
 
-TargetDb read_target_db(const std::string& path, const Abc& a) {
-  const std::string text = slurp(path);
-  return parse_target_db(text, a, path);
+TargetDbFile::TargetDbFile(const std::string& path) : path_(path) {
+  if (SequenceSource::is_packed_db(path)) {
+    packed_ = std::make_unique<PackedDb>(PackedDb::open(path));
+    return;
+  }
+  stream_ = std::make_unique<Stream>();
+  stream_->path = path;
+  if (path == "-") {
+    const int fd = ::dup(0);
+    stream_->gz = fd < 0 ? nullptr : gzdopen(fd, "rb");
+    if (stream_->gz == nullptr) {
+      if (fd >= 0) ::close(fd);
+      throw_system_error("cannot open sequence file", "-");
+    }
+  } else {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) throw_system_error("cannot open sequence file", path);
+    if (S_ISDIR(st.st_mode)) throw Error(ErrorKind::kIo, "cannot open sequence file: is a directory", path);
+    stream_->gz = gzopen(path.c_str(), "rb");
+    if (stream_->gz == nullptr) throw_system_error("cannot open sequence file", path);
+  }
 }
+
+TargetDbFile::~TargetDbFile() = default;
+
+TargetDb TargetDbFile::read(const Abc& a) {
+  if (packed_) {
+    TargetDb db = target_db_from_packed(*packed_, a);
+    packed_.reset();  // unmap
+    return db;
+  }
+  if (!stream_) throw Error(ErrorKind::kInternal, "TargetDbFile::read called twice", path_);
+  TargetDb db = RecordParser(*stream_, a, path_).parse();
+  stream_.reset();
+  return db;
+}
+
+TargetDb read_target_db(const std::string& path, const Abc& a) { return TargetDbFile(path).read(a); }
 
 }  // namespace warpsearch::hmm
 
@@ -484,9 +731,18 @@ Summary search(const std::string& hmmfile, const std::string& seqdb, const Optio
   const ReportOptions ropts = report_options(options);
   const PipelineOptions popts = pipeline_options(options);
 
+  if (hmmfile == "-" && seqdb == "-") {
+    throw Error(ErrorKind::kUsage,
+                "either <hmmfile> or <seqdb> may be '-' (to read from stdin), but not both");
+  }
+  // As hmmsearch: the database is opened first, then the HMM file; the database is read (digitized with
+  // the alphabet of the first model; all models of a file share it) before any output, so a bad
+  // database or first model produces no output at all.
+  TargetDbFile dbfile(seqdb);
   HmmReader reader(hmmfile);
   std::optional<Hmm> hmm = reader.next();
   if (!hmm) throw Error(ErrorKind::kFormat, "HMM file contains no model", hmmfile);
+  const TargetDb db = dbfile.read(*hmm->abc);
 
   std::string text;
   auto flush = [&text](const std::function<void(std::string_view)>& sink) {
@@ -498,8 +754,6 @@ Summary search(const std::string& hmmfile, const std::string& seqdb, const Optio
     flush(sinks.report);
   }
 
-  // The database, digitized with the models' alphabet (all models of a file share it).
-  const TargetDb db = read_target_db(seqdb, *hmm->abc);
   Summary summary;
   summary.targets = db.seqs.size();
   summary.residues = db.nres;

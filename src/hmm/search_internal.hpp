@@ -1,27 +1,43 @@
 // search_internal.hpp: the parts of the hmmsearch driver (search.cpp) that tests use directly: the
-// in-memory target database read with Easel's FASTA rules (esl_sqio_ascii.c, digital mode).
+// in-memory target database, read with Easel's FASTA rules (esl_sqio_ascii.c, digital mode) from a FASTA
+// or FASTQ file or converted from a packed database (`warpsearch makedb`, warpsearch/db.hpp).
 //
 // The database is read once and kept in memory for all query models: each record keeps its name,
 // description (HMMER prints both), its Easel-digitized residues (Dsq layout: sentinels at [0] and
-// [L+1]) and the line of its header for messages. Reading rules, as Easel's FASTA parser:
+// [L+1]) and the line of its header for messages. Files are read as a stream of lines and digitized
+// record by record (the file text is never held as a whole). Reading rules, as Easel's FASTA parser:
 //   - the file may be plain or gzip (detected from content; multi-member gzip), "-" reads stdin;
-//   - whitespace before the first '>' is skipped; anything else there is a format error;
-//   - header: '>' then optional spaces/tabs, the name up to the first whitespace (must not be empty),
-//     spaces/tabs, then the description up to the end of line (or a ctrl-A), trailing spaces kept;
+//   - whitespace before the first record is skipped; the first other byte must be '>' (FASTA) or '@'
+//     (FASTQ, an extension: Easel 0.48 has no FASTQ parser); anything else is a format error;
+//   - header: '>' (or '@') then optional spaces/tabs, the name up to the first whitespace (must not be
+//     empty), spaces/tabs, then the description up to the end of line (or a ctrl-A), trailing spaces
+//     kept; later records start at a line whose first byte is the marker;
 //   - sequence lines: ' ', '\t', '\r' ignored; letters mapped by the model alphabet's FASTA input map
 //     (abc.hpp fasta_inmap: case-insensitive, synonyms, '*' allowed, '-' and digits illegal);
 //     an illegal character is Error(kFormat) naming the file, the line, the character and the record;
+//   - FASTQ: sequence lines up to a line starting with '+' (its text, if any, must repeat the name or
+//     the header), then quality lines ('!'..'~', whitespace ignored) until there are as many quality
+//     characters as residues; blank lines between records are skipped;
 //   - a record may be empty (length 0: hmmsearch counts it but never scores it);
 //   - no length limit (HMMER 3.3.2 refuses targets > 100000 residues; we search them).
+// A packed database keeps one code per residue in its own alphabet (alphabet.hpp); each code is turned
+// back into its upper-case letter and digitized with the model alphabet's FASTA input map, so the
+// database gives the same targets as the FASTA it was made from, with the exceptions documented in
+// docs/HMMSEARCH.md (makedb's own input rules, e.g. letters it stored as X/N).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "hmm/abc.hpp"
 #include "hmm/common.hpp"
+
+namespace warpsearch {
+class PackedDb;
+}
 
 namespace warpsearch::hmm {
 
@@ -32,7 +48,7 @@ struct TargetSeq {
   std::string desc;  // empty when the header has no description
   Dsq dsq;           // dsq[0] = dsq[L+1] = kDsqSentinel, residues dsq[1..L]
   int64_t L = 0;
-  uint64_t line = 0;  // 1-based line of the '>' header
+  uint64_t line = 0;  // 1-based line of the '>' header (0 for a packed database)
 };
 
 struct TargetDb {
@@ -41,11 +57,38 @@ struct TargetDb {
   uint64_t nres = 0;  // total residues
 };
 
-/// Parses FASTA text (already decompressed) digitized with alphabet a. path is used in messages only.
+/// Parses FASTA or FASTQ text (already decompressed) digitized with alphabet a. path is used in
+/// messages only.
 TargetDb parse_target_db(std::string_view text, const Abc& a, const std::string& path);
 
-/// Reads a whole FASTA file (plain or gzip, "-" = stdin) digitized with alphabet a.
-/// Throws Error(kIo) when it cannot be read, Error(kFormat) when it is empty or misformatted.
+/// Converts a packed database, digitizing every residue with alphabet a (a residue whose letter a's
+/// FASTA input map rejects is Error(kFormat) naming the database, the record and the letter).
+TargetDb target_db_from_packed(const PackedDb& db, const Abc& a);
+
+/// A target database opened for reading: a FASTA/FASTQ file (plain or gzip, "-" = stdin) or a packed
+/// database (SequenceSource::is_packed_db). Opening checks that the input exists and can be read
+/// (Error(kIo) otherwise, a damaged packed database Error(kFormat)); read() then reads the records,
+/// digitized with the models' alphabet, once.
+class TargetDbFile {
+ public:
+  explicit TargetDbFile(const std::string& path);
+  ~TargetDbFile();
+  TargetDbFile(const TargetDbFile&) = delete;
+  TargetDbFile& operator=(const TargetDbFile&) = delete;
+
+  /// Reads the whole database. Throws Error(kFormat) when it is empty or misformatted, Error(kIo)
+  /// on a read error. Call once.
+  TargetDb read(const Abc& a);
+  bool is_packed() const { return packed_ != nullptr; }
+
+ private:
+  struct Stream;
+  std::string path_;
+  std::unique_ptr<PackedDb> packed_;
+  std::unique_ptr<Stream> stream_;
+};
+
+/// TargetDbFile(path).read(a).
 TargetDb read_target_db(const std::string& path, const Abc& a);
 
 }  // namespace warpsearch::hmm

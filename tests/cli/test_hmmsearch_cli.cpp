@@ -2,10 +2,12 @@
 // options, the result against the installed hmmsearch (when present), usage and input errors with
 // their exit statuses, and no partial output files after a failure.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 #include <sstream>
 #include <string>
@@ -154,6 +156,217 @@ TEST(HmmsearchCli, ReadsGzipAndStdin) {
   ASSERT_EQ(piped.status, 0) << piped.err;
   EXPECT_EQ(data_lines(zipped.out), data_lines(plain.out));
   EXPECT_EQ(data_lines(piped.out), data_lines(plain.out));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Bad input: every case gives a clear message and a non-zero exit status, writes nothing to stdout and
+// leaves no output file behind.
+// ---------------------------------------------------------------------------------------------------
+
+// Runs `hmmsearch` with -o/--tblout/--domtblout/-A into dir and checks the failure: exit status (0: any
+// non-zero), a message in stderr, nothing on stdout, no file created or left in dir.
+void expect_failure(const TempDir& dir, const std::string& args, int status, const std::string& message,
+                    const std::string& stdin_path = "/dev/null") {
+  const std::set<std::string> before = dir.listing();
+  const std::string outs = " -o " + shell_quote(dir / "rep.txt") + " --tblout " + shell_quote(dir / "t.tbl") +
+                           " --domtblout " + shell_quote(dir / "d.tbl") + " -A " +
+                           shell_quote(dir / "a.sto") + " ";
+  const CliResult r = run_cli("hmmsearch" + outs + args, stdin_path);
+  if (status != 0) {
+    EXPECT_EQ(r.status, status) << args << "\n" << r.err;
+  } else {
+    EXPECT_NE(r.status, 0) << args;
+  }
+  EXPECT_NE(r.err.find(message), std::string::npos) << args << "\nstderr: " << r.err;
+  EXPECT_EQ(r.out, "") << args;
+  EXPECT_EQ(dir.listing(), before) << args;
+}
+
+TEST(HmmsearchCli, MalformedModelFiles) {
+  WS_REQUIRE_TESTDATA("hmm/globins4.hmm");
+  WS_REQUIRE_TESTDATA("hmm/fn3.hmm");
+  WS_REQUIRE_TESTDATA("prot/globins45.fa");
+  const TempDir dir("h11_cli");
+  const std::string db = " " + shell_quote(tdata("prot/globins45.fa"));
+  const std::string globins = read_file(tdata("hmm/globins4.hmm"));
+  const std::string fn3 = read_file(tdata("hmm/fn3.hmm"));
+  // Cut inside the node lines: the error names the file and the line where the model ends.
+  const std::size_t cut = globins.find('\n', globins.size() / 2) + 1;
+  const auto cut_line =
+      static_cast<int>(std::count(globins.begin(), globins.begin() + static_cast<long>(cut), '\n'));
+  write_file(dir / "cut.hmm", globins.substr(0, cut));
+  expect_failure(dir, shell_quote(dir / "cut.hmm") + db, 4, "cut.hmm:" + std::to_string(cut_line) + ": ");
+  // Cut inside the header (after NAME): an error too (HMMER would silently see no model).
+  write_file(dir / "header.hmm", globins.substr(0, globins.find("LENG")));
+  expect_failure(dir, shell_quote(dir / "header.hmm") + db, 4, "header.hmm:");
+  // Not an HMM file, an empty file, a bad number of match states, a bad probability field.
+  write_file(dir / "text.hmm", "hello world\n");
+  expect_failure(dir, shell_quote(dir / "text.hmm") + db, 4,
+                 "text.hmm:1: Format tag is 'hello': unrecognized");
+  write_file(dir / "empty.hmm", "");
+  expect_failure(dir, shell_quote(dir / "empty.hmm") + db, 4, "empty.hmm");
+  std::string bad_leng = globins;
+  bad_leng.replace(bad_leng.find("LENG  149"), 9, "LENG  -3 ");
+  write_file(dir / "leng.hmm", bad_leng);
+  expect_failure(dir, shell_quote(dir / "leng.hmm") + db, 4, "leng.hmm:");
+  // The second model of a file is truncated: the first one was searched, but no output file remains.
+  write_file(dir / "two.hmm", globins + fn3.substr(0, fn3.size() / 3));
+  expect_failure(dir, shell_quote(dir / "two.hmm") + db, 4, "two.hmm:");
+  // Models of two alphabets in one file.
+  WS_REQUIRE_TESTDATA("hmm/MADE1.hmm");
+  write_file(dir / "mixed.hmm", globins + read_file(tdata("hmm/MADE1.hmm")));
+  expect_failure(dir, shell_quote(dir / "mixed.hmm") + db, 4, "mixed.hmm:");
+}
+
+TEST(HmmsearchCli, AlphabetMismatchAsHmmsearch) {
+  WS_REQUIRE_TESTDATA("hmm/MADE1.hmm");
+  WS_REQUIRE_TESTDATA("hmm/globins4.hmm");
+  WS_REQUIRE_TESTDATA("prot/globins45.fa");
+  WS_REQUIRE_TESTDATA("dna/humanMito.fa");
+  const TempDir dir("h11_cli");
+  // A DNA model against a protein database: HMMER's "Line 2: illegal character L", with the file name.
+  expect_failure(dir, shell_quote(tdata("hmm/MADE1.hmm")) + " " + shell_quote(tdata("prot/globins45.fa")), 4,
+                 "globins45.fa:2: illegal character 'L' in sequence 'MYG_ESCGI' for the DNA alphabet");
+  // ... and against a packed protein database.
+  ASSERT_EQ(
+      run_cli("-q makedb " + shell_quote(tdata("prot/globins45.fa")) + " " + shell_quote(dir / "g45")).status,
+      0);
+  expect_failure(dir, shell_quote(tdata("hmm/MADE1.hmm")) + " " + shell_quote(dir / "g45"), 4,
+                 "residue 'L' at position 2 of sequence 'MYG_ESCGI' (#1) of this protein database");
+  // A protein model reads a DNA database as protein, as hmmsearch does.
+  const CliResult r =
+      run_cli("hmmsearch --tblout " + shell_quote(dir / "o.tbl") + " " +
+              shell_quote(tdata("hmm/globins4.hmm")) + " " + shell_quote(tdata("dna/humanMito.fa")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("Target sequences:                          1  (16571 residues searched)"),
+            std::string::npos)
+      << r.out;
+  if (!have_hmmsearch()) GTEST_SKIP() << "hmmsearch not installed: oracle comparison skipped";
+  const std::string cmd = "hmmsearch --cpu 1 -o " + shell_quote(dir / "r.out") + " --tblout " +
+                          shell_quote(dir / "r.tbl") + " " + shell_quote(tdata("hmm/globins4.hmm")) + " " +
+                          shell_quote(tdata("dna/humanMito.fa"));
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_EQ(data_lines(read_file(dir / "o.tbl")), data_lines(read_file(dir / "r.tbl")));
+  EXPECT_EQ(data_lines(r.out), data_lines(read_file(dir / "r.out")));
+}
+
+TEST(HmmsearchCli, UnknownOptionsAndMissingCutoffs) {
+  WS_REQUIRE_TESTDATA("hmm/globins4.hmm");
+  WS_REQUIRE_TESTDATA("hmm/XYPPX.hmm");
+  WS_REQUIRE_TESTDATA("prot/globins45.fa");
+  const TempDir dir("h11_cli");
+  const std::string args =
+      shell_quote(tdata("hmm/globins4.hmm")) + " " + shell_quote(tdata("prot/globins45.fa"));
+  expect_failure(dir, "--no_such_option " + args, 0, "--no_such_option");
+  expect_failure(dir, "--cut_nc " + args, 4, "NC bit thresholds unavailable on model globins4");
+  expect_failure(dir, "--cut_tc " + args, 4, "TC bit thresholds unavailable on model globins4");
+  expect_failure(dir, "--cut_ga -E 1 " + args, 2, "incompatible");
+  expect_failure(dir, "--F1 abc " + args, 0, "--F1");
+  expect_failure(dir, "-Z 0 " + args, 2, "-Z must be > 0");
+  expect_failure(dir, args + " extra_argument", 0, "extra_argument");
+  // The first model has GA lines and is searched; the second has none: no output file remains.
+  // (XYPPX converted to HMMER3/f by hmmconvert: all models of a file share one format.)
+  write_file(dir / "ga.hmm", read_file(warpsearch::test::source_dir() / "fuzz/corpus/hmmfile/xyppx_3f.hmm") +
+                                 read_file(tdata("hmm/globins4.hmm")));
+  expect_failure(dir,
+                 "--cut_ga " + shell_quote(dir / "ga.hmm") + " " + shell_quote(tdata("prot/globins45.fa")), 4,
+                 "GA bit thresholds unavailable on model globins4");
+}
+
+TEST(HmmsearchCli, UnreadableAndUnwritablePaths) {
+  WS_REQUIRE_TESTDATA("hmm/globins4.hmm");
+  WS_REQUIRE_TESTDATA("prot/globins45.fa");
+  const TempDir dir("h11_cli");
+  const std::string hmm = shell_quote(tdata("hmm/globins4.hmm")),
+                    db = shell_quote(tdata("prot/globins45.fa"));
+  std::filesystem::create_directory(dir / "sub");  // a directory in the way
+  expect_failure(dir, shell_quote(dir / "sub") + " " + db, 3, "is a directory");
+  expect_failure(dir, hmm + " " + shell_quote(dir / "sub"), 3, "is a directory");
+  expect_failure(dir, shell_quote(dir / "missing.hmm") + " " + db, 3, "missing.hmm");
+  expect_failure(dir, hmm + " " + shell_quote(dir / "missing.fa"), 3, "missing.fa");
+  expect_failure(dir, hmm + " " + shell_quote(dir / "missing.wsdb"), 3, "missing.wsdb");
+  write_file(dir / "empty.fa", "\n\n");
+  expect_failure(dir, hmm + " " + shell_quote(dir / "empty.fa"), 4, "empty.fa: sequence file is empty");
+  write_file(dir / "bin.fa", std::string("\x1f\x8b\x08\x00garbage", 11));
+  expect_failure(dir, hmm + " " + shell_quote(dir / "bin.fa"), 4, "bin.fa");
+  if (::geteuid() != 0) {  // root reads anything
+    write_file(dir / "locked.hmm", read_file(tdata("hmm/globins4.hmm")));
+    ASSERT_EQ(::chmod((dir / "locked.hmm").c_str(), 0), 0);
+    expect_failure(dir, shell_quote(dir / "locked.hmm") + " " + db, 3, "locked.hmm");
+  }
+  // Outputs that cannot be created: nothing else is left behind either.
+  const std::set<std::string> before = dir.listing();
+  for (const std::string& opt : {std::string("-o"), std::string("--tblout"), std::string("--domtblout"),
+                                 std::string("--pfamtblout"), std::string("-A")}) {
+    // A second, writable output that must not appear either.
+    const std::string other =
+        (opt == "-o" ? " --tblout " + shell_quote(dir / "ok.tbl") : " -o " + shell_quote(dir / "ok.out")) +
+        " ";
+    const CliResult r = run_cli("hmmsearch" + other + opt + " " + shell_quote(dir / "no/such/dir/out") + " " +
+                                hmm + " " + db);
+    EXPECT_EQ(r.status, 3) << opt << ": " << r.err;
+    EXPECT_NE(r.err.find("no/such/dir/out: cannot create output file"), std::string::npos)
+        << opt << ": " << r.err;
+    EXPECT_EQ(dir.listing(), before) << opt;
+    const CliResult d =
+        run_cli("hmmsearch" + other + opt + " " + shell_quote(dir / "sub") + " " + hmm + " " + db);
+    EXPECT_EQ(d.status, 3) << opt << ": " << d.err;
+    EXPECT_EQ(dir.listing(), before) << opt;
+  }
+}
+
+TEST(HmmsearchCli, StdinPackedDatabaseAndFastq) {
+  WS_REQUIRE_TESTDATA("hmm/globins4.hmm");
+  WS_REQUIRE_TESTDATA("hmm/fn3.hmm");
+  WS_REQUIRE_TESTDATA("prot/globins45.fa");
+  const TempDir dir("h11_cli");
+  const std::string hmm = tdata("hmm/globins4.hmm"), fa = tdata("prot/globins45.fa");
+  write_file(dir / "two.hmm", read_file(hmm) + read_file(tdata("hmm/fn3.hmm")));
+  const CliResult plain =
+      run_cli("hmmsearch --noali " + shell_quote(dir / "two.hmm") + " " + shell_quote(fa));
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  // The models from stdin (plain or gzip); the database from stdin with several models (HMMER can not
+  // rewind stdin for a second model; the database is in memory here).
+  ASSERT_EQ(
+      std::system(
+          ("gzip -c " + shell_quote(dir / "two.hmm") + " > " + shell_quote(dir / "two.hmm.gz")).c_str()),
+      0);
+  const std::string db = " " + shell_quote(fa);
+  for (const CliResult& r : {run_cli("hmmsearch --noali -" + db, dir / "two.hmm"),
+                             run_cli("hmmsearch --noali -" + db, dir / "two.hmm.gz"),
+                             run_cli("hmmsearch --noali " + shell_quote(dir / "two.hmm") + " -", fa)}) {
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(data_lines(r.out), data_lines(plain.out));
+  }
+  expect_failure(dir, "- -", 2, "either <hmmfile> or <seqdb> may be '-'", fa);
+  // A packed database and a FASTQ file of the same sequences.
+  ASSERT_EQ(run_cli("-q makedb " + shell_quote(fa) + " " + shell_quote(dir / "g45")).status, 0);
+  std::string fastq;
+  {
+    std::istringstream in(read_file(fa));
+    std::string line, seq;
+    auto flush = [&] {
+      if (seq.empty() && fastq.empty()) return;
+      fastq += seq + "\n+\n" + std::string(seq.size(), '5') + "\n";
+      seq.clear();
+    };
+    while (std::getline(in, line)) {
+      if (!line.empty() && line[0] == '>') {
+        flush();
+        fastq += "@" + line.substr(1) + "\n";
+      } else {
+        seq += line;
+      }
+    }
+    flush();
+  }
+  write_file(dir / "g45.fq", fastq);
+  for (const std::string& other : {dir / "g45", dir / "g45.wsdb", dir / "g45.fq"}) {
+    const CliResult r =
+        run_cli("hmmsearch --noali " + shell_quote(dir / "two.hmm") + " " + shell_quote(other));
+    ASSERT_EQ(r.status, 0) << other << ": " << r.err;
+    EXPECT_EQ(data_lines(r.out), data_lines(plain.out)) << other;
+  }
 }
 
 }  // namespace

@@ -5,9 +5,11 @@
 // HMMER read from the same file: all test models, every legacy format 3/a..3/f (made with
 // `hmmconvert --outfmt`), and `hmmstat`'s summary. Also: gzip input, several models per file, comments,
 // blank lines and CRLF, and malformed or truncated inputs (kFormat errors with the right line).
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <array>
@@ -23,6 +25,7 @@
 
 #include "hmm/hmm.hpp"
 #include "hmm/hmmfile.hpp"
+#include "hmm/search_internal.hpp"
 #include "temp_dir.hpp"
 #include "testdata.hpp"
 #include "warpsearch/error.hpp"
@@ -571,6 +574,71 @@ TEST(HmmModel, ConsensusCasing) {
   p.mat[2][19] = 0.49f;
   set_consensus(p);
   EXPECT_EQ(p.consensus, " Gy");
+}
+
+// "-" reads the models from stdin (plain or gzip), as hmmsearch's `hmmsearch - seqdb`.
+TEST(HmmReaderStdin, DashReadsStandardInput) {
+  WS_REQUIRE_TESTDATA("hmm/fn3.hmm");
+  const std::string path = (test::testdata_dir() / "hmm/fn3.hmm").string();
+  const std::vector<Hmm> expected = read_all_hmms(path);
+  ASSERT_EQ(expected.size(), 1u);
+  const test::TempDir dir("h11_hmmfile");
+  const std::string gz_path = dir / "fn3.hmm.gz";
+  {
+    const std::string text = test::read_file(path);
+    gzFile gz = gzopen(gz_path.c_str(), "wb");
+    ASSERT_NE(gz, nullptr);
+    ASSERT_EQ(gzwrite(gz, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+    gzclose(gz);
+  }
+  for (const std::string& input : {path, gz_path}) {
+    const int saved = ::dup(0);
+    ASSERT_GE(saved, 0);
+    const int fd = ::open(input.c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::dup2(fd, 0), 0);
+    ::close(fd);
+    std::vector<Hmm> got;
+    try {
+      got = read_all_hmms("-");
+    } catch (const Error& e) {
+      ADD_FAILURE() << e.what();
+    }
+    ::dup2(saved, 0);
+    ::close(saved);
+    ASSERT_EQ(got.size(), 1u) << input;
+    EXPECT_EQ(got[0].name, expected[0].name);
+    EXPECT_EQ(got[0].M, expected[0].M);
+    EXPECT_EQ(got[0].mat, expected[0].mat);
+    EXPECT_EQ(got[0].t, expected[0].t);
+  }
+}
+
+// Every input kept in fuzz/corpus/hmmfile (seeds and past findings of fuzz_hmmfile) reads or fails with
+// an Error, as a model file and as a target database in both alphabets.
+TEST(HmmReaderFuzzCorpus, EveryInputReadsOrFailsWithAnError) {
+  const fs::path corpus = test::source_dir() / "fuzz/corpus/hmmfile";
+  ASSERT_TRUE(fs::is_directory(corpus)) << corpus;
+  int files = 0, models = 0;
+  for (const auto& entry : fs::directory_iterator(corpus)) {
+    ++files;
+    const std::string path = entry.path().string();
+    try {
+      models += static_cast<int>(read_all_hmms(path).size());
+    } catch (const Error& e) {
+      EXPECT_FALSE(std::string(e.what()).empty());
+    }
+    for (const AbcType t : {AbcType::kAmino, AbcType::kDNA}) {
+      try {
+        const TargetDb db = read_target_db(path, abc(t));
+        for (const TargetSeq& s : db.seqs) EXPECT_EQ(s.dsq.size(), static_cast<std::size_t>(s.L) + 2) << path;
+      } catch (const Error& e) {
+        EXPECT_FALSE(std::string(e.what()).empty());
+      }
+    }
+  }
+  EXPECT_GE(files, 10);
+  EXPECT_GE(models, 9);  // the seed models
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include "hmm/tophits.hpp"
 #include "temp_dir.hpp"
 #include "testdata.hpp"
+#include "warpsearch/db.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/hmmsearch.hpp"
 
@@ -324,6 +325,178 @@ TEST(TargetDbTest, ReadsGzipAndReportsMissingFiles) {
   }
 }
 
+TEST(TargetDbTest, FastqRecordsFollowTheFastaRules) {
+  const Abc& a = abc(AbcType::kAmino);
+  const TargetDb db = parse_target_db(
+      "\n@r1 first read \nACDE\nfgh\n+\nIIII\nIII\n\n@r2\n+r2\n@empty\n+\n@r3\r\nWY*\r\n+r3\r\n@@!\r\n", a,
+      "mem.fq");
+  ASSERT_EQ(db.seqs.size(), 4u);
+  EXPECT_EQ(db.seqs[0].name, "r1");
+  EXPECT_EQ(db.seqs[0].desc, "first read ");
+  EXPECT_EQ(db.seqs[0].line, 2u);
+  EXPECT_EQ(textize(db.seqs[0].dsq, a), "ACDEFGH");
+  EXPECT_EQ(db.seqs[1].L, 0);
+  EXPECT_EQ(db.seqs[2].name, "empty");
+  EXPECT_EQ(db.seqs[3].name, "r3");
+  EXPECT_EQ(textize(db.seqs[3].dsq, a), "WY*");  // quality "@@!" starts with '@': read by length
+  EXPECT_EQ(db.seqs[3].line, 13u);
+  EXPECT_EQ(db.nres, 10u);
+  // The same records in FASTA give the same digitized targets.
+  const TargetDb fa = parse_target_db(">r1 first read \nACDEfgh\n>r2\n>empty\n>r3\nWY*\n", a, "mem.fa");
+  ASSERT_EQ(fa.seqs.size(), db.seqs.size());
+  for (std::size_t i = 0; i < fa.seqs.size(); ++i) {
+    EXPECT_EQ(fa.seqs[i].name, db.seqs[i].name);
+    EXPECT_EQ(fa.seqs[i].desc, db.seqs[i].desc);
+    EXPECT_EQ(fa.seqs[i].dsq, db.seqs[i].dsq);
+  }
+}
+
+TEST(TargetDbTest, FastqErrorsNameFileLineAndRecord) {
+  const Abc& amino = abc(AbcType::kAmino);
+  expect_format_error("@r1\nACDE\n", amino, 1, "missing '+' line in FASTQ record 'r1'");
+  expect_format_error("@r1\nACDE\n+\nIII\n", amino, 4, "quality length 3 differs from sequence length 4");
+  expect_format_error("@r1\nACDE\n+\nIIIII\n", amino, 4, "quality length 5 differs from sequence length 4");
+  expect_format_error("@r1\nAC\n+\nI\x05\n", amino, 4, "invalid quality character '\\x05'");
+  expect_format_error("@r1\nAC\n+\nI\x7fI\n", amino, 4, "invalid quality character '\\x7F'");
+  expect_format_error("@r1\nAC\n+r2\nII\n", amino, 3, "'+' line does not repeat the name");
+  expect_format_error("@r1\nAC\n+\nII\n>r2\nAC\n", amino, 5, "expected a '@' header line");
+  expect_format_error("@r1\nA1\n+\nII\n", amino, 2, "illegal character '1' in sequence 'r1'");
+  expect_format_error("@\nAC\n+\nII\n", amino, 1, "no FASTQ name");
+  expect_format_error(">r1\nACDEQ\n", abc(AbcType::kDNA), 2,
+                      "a protein database cannot be searched with a nucleotide model");
+}
+
+// Random FASTA/FASTQ text: names, descriptions with trailing blanks, CRLF, blank lines, lines from 0 to
+// 200 residues and one line of 3 MiB (longer than the 1 MiB read buffer, so it grows it).
+std::string random_db_text(uint32_t seed, bool fastq) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  auto rnd = [&x](uint64_t n) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x % n;
+  };
+  const std::string letters = "ACDEFGHIKLMNPQRSTVWYBJZOUXacdefghiklmnpqrstvwy*";
+  std::string text;
+  for (int r = 0; r < 400; ++r) {
+    std::string seq;
+    const int lines = static_cast<int>(rnd(5)) + (r == 123 ? 1 : 0);
+    std::vector<std::size_t> line_lengths;
+    for (int l = 0; l < lines; ++l) {
+      const std::size_t n = (r == 123 && l == 0) ? (3u << 20) : rnd(201);
+      line_lengths.push_back(n);
+      for (std::size_t i = 0; i < n; ++i) seq += letters[rnd(letters.size())];
+    }
+    const std::string eol = rnd(4) == 0 ? "\r\n" : "\n";
+    text += std::string(fastq ? "@" : ">") + "seq" + std::to_string(r);
+    if (rnd(2) == 0) text += " description " + std::to_string(rnd(1000)) + std::string(rnd(3), ' ');
+    text += eol;
+    std::size_t pos = 0;
+    for (const std::size_t n : line_lengths) {
+      text += seq.substr(pos, n) + eol;
+      pos += n;
+    }
+    if (fastq) {
+      text += "+" + eol;
+      for (std::size_t i = 0; i < seq.size(); ++i) text += static_cast<char>('!' + rnd(94));
+      text += eol;
+    }
+    if (rnd(8) == 0) text += eol;  // blank line
+  }
+  return text;
+}
+
+void expect_same_db(const TargetDb& a, const TargetDb& b) {
+  ASSERT_EQ(a.seqs.size(), b.seqs.size());
+  EXPECT_EQ(a.nres, b.nres);
+  for (std::size_t i = 0; i < a.seqs.size(); ++i) {
+    EXPECT_EQ(a.seqs[i].name, b.seqs[i].name) << i;
+    EXPECT_EQ(a.seqs[i].desc, b.seqs[i].desc) << i;
+    EXPECT_EQ(a.seqs[i].L, b.seqs[i].L) << i;
+    EXPECT_TRUE(a.seqs[i].dsq == b.seqs[i].dsq) << i;
+  }
+}
+
+TEST(TargetDbTest, StreamedFilesEqualTheInMemoryParse) {
+  const test::TempDir dir("h11_db");
+  const Abc& a = abc(AbcType::kAmino);
+  for (const bool fastq : {false, true}) {
+    const std::string text = random_db_text(fastq ? 2u : 1u, fastq);
+    const TargetDb expected = parse_target_db(text, a, "mem");
+    ASSERT_EQ(expected.seqs.size(), 400u);
+    EXPECT_GE(expected.seqs[123].L, 3 << 20);
+    const std::string plain = dir / "db.txt";
+    test::write_file(plain, text);
+    expect_same_db(read_target_db(plain, a), expected);
+    const std::string gz_path = dir / "db.txt.gz";
+    gzFile gz = gzopen(gz_path.c_str(), "wb");
+    ASSERT_NE(gz, nullptr);
+    ASSERT_EQ(gzwrite(gz, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+    gzclose(gz);
+    expect_same_db(read_target_db(gz_path, a), expected);
+  }
+}
+
+TEST(TargetDbTest, TruncatedGzipAndDirectoriesAreErrors) {
+  const test::TempDir dir("h11_db");
+  const std::string text = random_db_text(3, false).substr(0, 200000);
+  const std::string gz_path = dir / "db.fa.gz";
+  gzFile gz = gzopen(gz_path.c_str(), "wb");
+  ASSERT_NE(gz, nullptr);
+  ASSERT_EQ(gzwrite(gz, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+  gzclose(gz);
+  const std::string whole = test::read_file(gz_path);
+  test::write_file(dir / "cut.fa.gz", whole.substr(0, whole.size() / 2));
+  try {
+    read_target_db(dir / "cut.fa.gz", abc(AbcType::kAmino));
+    FAIL() << "a truncated gzip file was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kFormat) << e.what();
+  }
+  try {
+    read_target_db(dir.path().string(), abc(AbcType::kAmino));
+    FAIL() << "a directory was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kIo) << e.what();
+    EXPECT_NE(e.message().find("directory"), std::string::npos) << e.what();
+  }
+}
+
+// A packed database gives the digitized targets of the FASTA it was made from (its codes are mapped
+// through their letters to the model alphabet's Easel codes).
+TEST(TargetDbTest, PackedDatabaseEqualsItsFasta) {
+  const test::TempDir dir("h11_db");
+  const std::string protein =
+      ">p1 a protein  \nACDEFGHIKLMNPQRSTVWY\nBJZOUX*acdefghik\n>p2\nwybjzoux\n>p3 third one\nMKV\n";
+  test::write_file(dir / "p.fa", protein);
+  MakeDbOptions mo;
+  mo.alphabet = AlphabetKind::kProtein;
+  make_db(dir / "p.fa", dir / "p", mo);
+  const Abc& amino = abc(AbcType::kAmino);
+  expect_same_db(read_target_db(dir / "p", amino), parse_target_db(protein, amino, "p.fa"));
+  expect_same_db(read_target_db(dir / "p.wsdb", amino), parse_target_db(protein, amino, "p.fa"));
+
+  // DNA, searched with DNA and (as hmmsearch would read the FASTA) with protein models.
+  const std::string dna = ">d1 dna\nACGTRYMKSWHBVDN\nacgtrymkswhbvdn\n>d2\nGATTACA\n";
+  test::write_file(dir / "d.fa", dna);
+  mo.alphabet = AlphabetKind::kDna;
+  make_db(dir / "d.fa", dir / "d", mo);
+  for (const AbcType t : {AbcType::kDNA, AbcType::kRNA, AbcType::kAmino}) {
+    expect_same_db(read_target_db(dir / "d", abc(t)), parse_target_db(dna, abc(t), "d.fa"));
+  }
+
+  // A protein database with a DNA model: the first residue outside the DNA alphabet is an error.
+  try {
+    read_target_db(dir / "p", abc(AbcType::kDNA));
+    FAIL() << "protein database read with the DNA alphabet";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kFormat) << e.what();
+    EXPECT_NE(e.message().find("residue 'E' at position 4 of sequence 'p1' (#1)"), std::string::npos)
+        << e.what();
+    EXPECT_NE(e.message().find("not in the DNA alphabet of the model"), std::string::npos) << e.what();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Library entry point
 // ---------------------------------------------------------------------------------------------------
@@ -431,6 +604,74 @@ TEST(HmmsearchApi, ValidatesOptionsAsHmmsearch) {
     EXPECT_EQ(e.kind(), ErrorKind::kUsage);
     EXPECT_NE(e.message().find("-Z"), std::string::npos);
   }
+}
+
+// FASTA, FASTQ and packed database forms of one database give identical outputs.
+TEST(HmmsearchApi, PackedDatabaseAndFastqGiveTheFastaResults) {
+  WS_REQUIRE_TESTDATA("hmm/globins4.hmm");
+  WS_REQUIRE_TESTDATA("prot/globins45.fa");
+  WS_REQUIRE_TESTDATA("prot/mmseqs_DB20k.fasta");
+  const test::TempDir dir("h11_api");
+  const std::string hmm = dir / "two.hmm";
+  test::write_file(hmm, test::read_file(tdata("hmm/globins4.hmm")) + test::read_file(tdata("hmm/fn3.hmm")));
+  // globins45 plus 1000 DB20k targets, as FASTA, as FASTQ and as a packed database.
+  const std::string all = test::read_file(tdata("prot/mmseqs_DB20k.fasta"));
+  std::size_t cut = 0;
+  for (int n = 0; n < 1000; ++n) cut = all.find('>', cut + 1);
+  const std::string fasta = test::read_file(tdata("prot/globins45.fa")) + all.substr(0, cut);
+  test::write_file(dir / "db.fa", fasta);
+  const TargetDb parsed = parse_target_db(fasta, abc(AbcType::kAmino), "db.fa");
+  std::string fastq;
+  for (const TargetSeq& t : parsed.seqs) {
+    const std::string residues = textize(t.dsq, abc(AbcType::kAmino));
+    fastq += "@" + t.name + (t.desc.empty() ? "" : " " + t.desc) + "\n" + residues + "\n+\n" +
+             std::string(residues.size(), 'I') + "\n";
+  }
+  test::write_file(dir / "db.fq", fastq);
+  make_db(dir / "db.fa", dir / "packed");
+
+  hmmsearch::Options o;
+  o.threads = 2;
+  const Captured fa = capture(hmm, dir / "db.fa", o);
+  ASSERT_EQ(fa.summary.models.size(), 2u);
+  EXPECT_EQ(fa.summary.targets, 1045u);
+  EXPECT_GE(fa.summary.models[0].nreported, 45u);
+  for (const std::string& db : {dir / "db.fq", dir / "packed", dir / "packed.wsdb"}) {
+    const Captured c = capture(hmm, db, o);
+    EXPECT_EQ(without_comments(c.report), without_comments(fa.report)) << db;
+    EXPECT_EQ(without_comments(c.tbl), without_comments(fa.tbl)) << db;
+    EXPECT_EQ(without_comments(c.dom), without_comments(fa.dom)) << db;
+    EXPECT_EQ(without_comments(c.pfam), without_comments(fa.pfam)) << db;
+  }
+}
+
+// hmmsearch digitizes the database in the model's alphabet: a DNA model with a protein database fails at
+// the first letter outside the DNA alphabet (before any output); a protein model reads DNA as protein.
+TEST(HmmsearchApi, AlphabetMismatchBehavesAsHmmsearch) {
+  WS_REQUIRE_TESTDATA("hmm/MADE1.hmm");
+  WS_REQUIRE_TESTDATA("hmm/globins4.hmm");
+  WS_REQUIRE_TESTDATA("prot/globins45.fa");
+  WS_REQUIRE_TESTDATA("dna/humanMito.fa");
+  Captured c;
+  hmmsearch::Sinks sinks;
+  sinks.report = [&c](std::string_view t) { c.report += t; };
+  sinks.tblout = [&c](std::string_view t) { c.tbl += t; };
+  try {
+    hmmsearch::search(tdata("hmm/MADE1.hmm"), tdata("prot/globins45.fa"), {}, sinks);
+    FAIL() << "a protein database was searched with a DNA model";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kFormat);
+    EXPECT_EQ(e.file(), tdata("prot/globins45.fa"));
+    EXPECT_EQ(e.line(), 2u);
+    EXPECT_NE(e.message().find("illegal character 'L' in sequence 'MYG_ESCGI' for the DNA alphabet"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(c.report, "");
+  EXPECT_EQ(c.tbl, "");
+  const Captured dna = capture(tdata("hmm/globins4.hmm"), tdata("dna/humanMito.fa"), {});
+  EXPECT_EQ(dna.summary.targets, 1u);
+  EXPECT_EQ(dna.summary.residues, 16571u);
 }
 
 }  // namespace
