@@ -163,9 +163,9 @@ std::vector<hmm::OProfile> load_profiles(const hmm::Abc*& alphabet) {
 Work stage_run(const Context& ctx, Stage stage) {
   const hmm::Abc* alphabet = nullptr;
   const std::vector<hmm::OProfile> profiles = load_profiles(alphabet);
-  const hmm::TargetDb db = hmm::read_target_db(ctx.input, *alphabet);
-  const std::size_t n = db.seqs.size();
   ThreadPool pool(ctx.threads);
+  const hmm::TargetDb db = hmm::TargetDbFile(ctx.input).read(*alphabet, pool);
+  const std::size_t n = db.seqs.size();
   std::vector<float> scores(n);  // kept so the results are observable; one model at a time
 
   Work work;

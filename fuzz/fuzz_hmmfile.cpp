@@ -92,7 +92,8 @@ std::string describe(const TargetDb& db) {
 void read_targets(const std::string& path, std::string_view bytes, AbcType type) {
   std::string streamed, parsed;
   try {
-    streamed = describe(read_target_db(path, abc(type)));
+    // 3 threads and 64-byte blocks: many FASTA blocks and pieces, each parsed from its own line.
+    streamed = describe(read_target_db(path, abc(type), 3, 64));
   } catch (const Error& e) {
     streamed = std::string("error: ") + e.what();
   }

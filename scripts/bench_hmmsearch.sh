@@ -14,6 +14,7 @@
 #   COPIES      shuffled copies of the 20k UniProt set in the database (default 4: ~36M residues)
 #   PLANTED     sequences emitted per model and planted (default 200)
 #   REPEAT      measured runs per entry (default 3)
+#   FILTERS     1: also the per-filter entries at 1 thread (default 1)
 #   DB          where the benchmark database is written (default $OUT/hmmdb.fa; reused when present)
 #   WARPSEARCH_TESTDATA  test data (scripts/fetch_testdata.sh); hmmsearch/hmmemit/esl-shuffle are taken from
 #               PATH or its bin/ folder
@@ -27,6 +28,7 @@ MODELS=${MODELS:-$testdata/hmm/Pkinase.hmm $testdata/hmm/globins4.hmm}
 COPIES=${COPIES:-4}
 PLANTED=${PLANTED:-200}
 REPEAT=${REPEAT:-3}
+FILTERS=${FILTERS:-1}
 export PATH="$PATH:$testdata/bin" WARPSEARCH_TESTDATA="$testdata"
 mkdir -p "$OUT"
 
@@ -63,8 +65,10 @@ for model in $MODELS; do
   done
   summary+=("$name: tblout/domtblout identical to hmmsearch: $same ($(grep -vc '^#' "$OUT/$name.h3.tbl") targets, $(grep -vc '^#' "$OUT/$name.h3.dom") domains)")
 
-  "$bench" run cpu-hmm-msv cpu-hmm-viterbi cpu-hmm-forward peer:hmmsearch-msv peer:hmmsearch-viterbi \
-    --input "$db" --threads 1 --repeat "$REPEAT" --csv "$OUT/$name.filters.csv" | tee "$OUT/$name.filters.txt"
+  if [[ $FILTERS == 1 ]]; then
+    "$bench" run cpu-hmm-msv cpu-hmm-viterbi cpu-hmm-forward peer:hmmsearch-msv peer:hmmsearch-viterbi \
+      --input "$db" --threads 1 --repeat "$REPEAT" --csv "$OUT/$name.filters.csv" | tee "$OUT/$name.filters.txt"
+  fi
   for t in $THREADS; do
     "$bench" run hmmsearch peer:hmmsearch --input "$db" --threads "$t" --repeat "$REPEAT" \
       --csv "$OUT/$name.t$t.csv" | tee "$OUT/$name.t$t.txt"
@@ -76,7 +80,8 @@ echo "== summary (median seconds; GCUPS = M x residues / s)"
 for model in $MODELS; do
   name=$(basename "$model" .hmm)
   echo "-- $name"
-  for f in "$OUT/$name.filters.csv" "$OUT"/"$name".t*.csv; do
+  for f in "$OUT"/"$name".filters.csv "$OUT"/"$name".t*.csv; do
+    [[ -f $f ]] || continue
     python3 - "$f" <<'PY'
 import csv, sys
 for r in csv.DictReader(open(sys.argv[1])):

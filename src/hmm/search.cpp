@@ -1,9 +1,10 @@
 // search.cpp: the hmmsearch driver behind include/warpsearch/hmmsearch.hpp (HMMER 3.3.2 hmmsearch.c).
 //
 // Contents:
-//   1. The target database (search_internal.hpp): FASTA/FASTQ lines streamed from a plain or gzip file
-//      (or stdin) in 1 MiB pieces and digitized record by record with Easel's FASTA rules, or a packed
-//      database converted code by code through its letters; read once into memory.
+//   1. The target database (search_internal.hpp): a plain or gzip file (or stdin) read in blocks, FASTA
+//      blocks cut into pieces at record starts and digitized in parallel with Easel's FASTA rules (FASTQ
+//      lines digitized serially), or a packed database converted code by code through its letters; read
+//      once into memory.
 //   2. Per-model search: profile configuration, a pool of per-worker pipeline states, the sequences cut
 //      into fixed chunks run on the ThreadPool, chunk results merged in chunk order.
 //   3. The public entry point hmmsearch::search(): models streamed from the HMM file, outputs written in
@@ -28,6 +29,9 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <exception>
+#include <future>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -88,11 +92,13 @@ class TextLines final : public LineInput {
   std::size_t pos_ = 0;
 };
 
-// Text of a TargetDb being built; the record parser below fills it line by line.
+// Text of a TargetDb being built; the record parser below fills it line by line. first_line: the number
+// of lines of the file before the input (a piece of a FASTA block starts at a record start, where the
+// rules for the start of a file are no-ops: no leading whitespace, the marker is '>').
 class RecordParser {
  public:
-  RecordParser(LineInput& in, const Abc& a, const std::string& path)
-      : in_(in), abc_(a), inmap_(fasta_inmap(a)), path_(path) {}
+  RecordParser(LineInput& in, const Abc& a, const std::string& path, uint64_t first_line = 0)
+      : in_(in), abc_(a), inmap_(fasta_inmap(a)), path_(path), lineno_(first_line) {}
 
   TargetDb parse() {
     db_.path = path_;
@@ -245,18 +251,96 @@ class RecordParser {
   const std::string& path_;
   TargetDb db_;
   std::string_view line_;
-  uint64_t lineno_ = 0;
+  uint64_t lineno_;
   char marker_ = '>';
 };
 
+// Digitizes a block of FASTA text made of whole lines, whose records start at rec0 (0, or after the
+// leading whitespace of the file) and end within the block, and appends them to db. line0: the number
+// of lines of the file before the block. The block is split into pieces at record starts (about four
+// per thread); each piece's newlines are counted in parallel, their prefix sums give each piece's first
+// line, then the pieces are parsed in parallel and appended in order. The error of the first failing
+// piece is thrown (a serial parse stops at it; later pieces' errors are never reached). Returns the
+// number of newlines in the block.
+uint64_t parse_fasta_block(std::string_view text, std::size_t rec0, uint64_t line0, const Abc& a,
+                           const std::string& path, ThreadPool& pool, TargetDb& db) {
+  // starts[k]: piece k's first byte; piece 0 starts at 0 (with any leading whitespace), each later piece
+  // at a '>' that starts a line after rec0.
+  std::vector<std::size_t> starts{0};
+  const std::size_t want = pool.size() == 1 ? 1 : std::size_t{4} * pool.size();
+  for (std::size_t k = 1; k < want; ++k) {
+    const std::size_t pos = std::max({rec0 + (text.size() - rec0) * k / want, starts.back() + 1, rec0 + 1});
+    if (pos >= text.size()) break;
+    const std::size_t nl = text.find("\n>", pos - 1);
+    if (nl == std::string_view::npos) break;
+    starts.push_back(nl + 1);  // >= pos
+  }
+  const std::size_t n = starts.size();
+  starts.push_back(text.size());
+  auto piece = [&](std::size_t k) { return text.substr(starts[k], starts[k + 1] - starts[k]); };
+
+  std::vector<uint64_t> first(n + 1, 0);  // newlines of piece k, then lines before it
+  pool.parallel_for(n, 1, [&](std::size_t b, std::size_t e) {
+    for (std::size_t k = b; k < e; ++k) {
+      const std::string_view p = piece(k);
+      first[k + 1] = static_cast<uint64_t>(std::count(p.begin(), p.end(), '\n'));
+    }
+  });
+  first[0] = line0;
+  for (std::size_t k = 1; k <= n; ++k) first[k] += first[k - 1];
+
+  std::vector<TargetDb> parsed(n);
+  std::vector<std::exception_ptr> errors(n);
+  pool.parallel_for(n, 1, [&](std::size_t b, std::size_t e) {
+    for (std::size_t k = b; k < e; ++k) {
+      try {
+        TextLines lines(piece(k));
+        parsed[k] = RecordParser(lines, a, path, first[k]).parse();
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    }
+  });
+  for (std::size_t k = 0; k < n; ++k) {
+    if (errors[k]) std::rethrow_exception(errors[k]);
+  }
+  for (TargetDb& p : parsed) {
+    db.nres += p.nres;
+    db.seqs.insert(db.seqs.end(), std::make_move_iterator(p.seqs.begin()),
+                   std::make_move_iterator(p.seqs.end()));
+  }
+  return first[n] - line0;
+}
+
+// Bytes whose resize() leaves new bytes uninitialized: a block buffer is only touched (and its pages
+// only mapped) where data is read into it.
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using Bytes = std::vector<char, UninitializedAllocator<char>>;
+
 }  // namespace
 
-// A plain or gzip file (zlib reads plain files transparently) or stdin, read in 1 MiB pieces and cut
-// into lines; only the current piece (and a line longer than it) is in memory.
+// A plain or gzip file (zlib reads plain files transparently) or stdin, read into a buffer of one block
+// (grown while a line or, for FASTA blocks, a record is longer than it): as FASTA blocks (read(); one
+// block is parsed while the next one is read: two blocks in memory) or cut into lines (next(), the
+// serial parser).
 struct TargetDbFile::Stream final : public LineInput {
   gzFile gz = nullptr;
   std::string path;
-  std::vector<char> buf = std::vector<char>(1 << 20);
+  Bytes buf;                       // sized by read()
   std::size_t begin = 0, end = 0;  // unread bytes: buf[begin, end)
   bool eof = false;
 
@@ -300,6 +384,88 @@ struct TargetDbFile::Stream final : public LineInput {
     }
     end += static_cast<std::size_t>(n);
     if (n == 0) finish();
+  }
+
+  // The whole input. The first byte that is not whitespace decides: '>' is read as FASTA blocks parsed
+  // on the pool; anything else ('@' for FASTQ, whose quality lines may start with '@'; a misformatted
+  // or empty file) by the serial parser, from the same buffered bytes.
+  TargetDb read(const Abc& a, ThreadPool& pool, std::size_t block) {
+    block = std::max<std::size_t>(block, 1);
+    buf.resize(block);     // nothing read yet
+    std::size_t rec0 = 0;  // the first record's start in buf[begin, end)
+    for (;;) {
+      while (begin + rec0 < end && is_c_space(buf[begin + rec0])) ++rec0;
+      if (begin + rec0 < end || eof) break;
+      fill();  // a read error here is the serial parser's too: it has seen only whitespace
+    }
+    if (begin + rec0 == end || buf[begin + rec0] != '>') return RecordParser(*this, a, path).parse();
+
+    TargetDb db;
+    db.path = path;
+    uint64_t line0 = 0;  // lines before the block
+    // Block k is moved to `parsing` (the rest stays in buf) and parsed on the pool while one pool task
+    // reads block k + 1 into buf; the reader touches only buf, begin, end, eof, cut and read_error, which
+    // this thread reads again only after the task is done. A read error ends the input after its last
+    // whole line, as for the serial parser (whose next() gives only whole lines before it calls fill()):
+    // the records read up to there are parsed, and their format error, if any, is reported instead.
+    Bytes parsing;
+    std::size_t cut = 0;  // length of the block in buf[begin, end)
+    std::exception_ptr read_error;
+    auto read_block = [this, block, &cut, &read_error](std::size_t first_record) {
+      try {
+        cut = next_block(block, first_record);
+      } catch (...) {
+        read_error = std::current_exception();
+        const std::size_t nl = std::string_view(buf.data() + begin, end - begin).rfind('\n');
+        cut = nl == std::string_view::npos || nl < first_record ? 0 : nl + 1;
+      }
+    };
+    std::future<void> reading;
+    struct Join {  // an exception must not leave the reader running on this Stream
+      std::future<void>& f;
+      ~Join() {
+        if (f.valid()) f.wait();
+      }
+    } join{reading};
+    read_block(rec0);
+    for (;;) {
+      const std::size_t rest = end - begin - cut;
+      std::swap(buf, parsing);
+      buf.resize(std::max({buf.size(), block, rest}));
+      if (rest > 0) std::memcpy(buf.data(), parsing.data() + begin + cut, rest);
+      const std::string_view text(parsing.data() + begin, cut);
+      begin = 0;
+      end = rest;
+      const std::exception_ptr error = read_error;
+      const bool last = error || (eof && rest == 0);
+      if (!last) reading = pool.submit([&read_block] { read_block(0); });  // later blocks start with '>'
+      if (!text.empty()) line0 += parse_fasta_block(text, rec0, line0, a, path, pool, db);
+      if (error) std::rethrow_exception(error);
+      if (last) return db;
+      reading.get();
+      rec0 = 0;
+    }
+  }
+
+  // Reads up to a block (or to the end of the input) and returns the length of the next FASTA block:
+  // buf[begin, begin + cut) ends just before the last record start after rec0 (a '>' at the start of a
+  // line), or at the end of the input; a record longer than the buffer makes it grow.
+  std::size_t next_block(std::size_t block, std::size_t rec0) {
+    if (buf.size() > block && end - begin <= block) {  // shrink a buffer grown for a long record
+      std::memmove(buf.data(), buf.data() + begin, end - begin);
+      end -= begin;
+      begin = 0;
+      buf.resize(block);
+      buf.shrink_to_fit();
+    }
+    while (!eof && end - begin < block) fill();
+    for (;;) {
+      const std::string_view text(buf.data() + begin, end - begin);
+      if (eof) return text.size();
+      const std::size_t nl = text.rfind("\n>");
+      if (nl != std::string_view::npos && nl + 1 > rec0) return nl + 1;
+      fill();
+    }
   }
 
   // End of input: a damaged or truncated gzip stream is an error.
@@ -401,19 +567,21 @@ TargetDbFile::TargetDbFile(const std::string& path) : path_(path) {
 
 TargetDbFile::~TargetDbFile() = default;
 
-TargetDb TargetDbFile::read(const Abc& a) {
+TargetDb TargetDbFile::read(const Abc& a, ThreadPool& pool, std::size_t block_bytes) {
   if (packed_) {
     TargetDb db = target_db_from_packed(*packed_, a);
     packed_.reset();  // unmap
     return db;
   }
   if (!stream_) throw Error(ErrorKind::kInternal, "TargetDbFile::read called twice", path_);
-  TargetDb db = RecordParser(*stream_, a, path_).parse();
-  stream_.reset();
-  return db;
+  const std::unique_ptr<Stream> stream = std::move(stream_);
+  return stream->read(a, pool, block_bytes);
 }
 
-TargetDb read_target_db(const std::string& path, const Abc& a) { return TargetDbFile(path).read(a); }
+TargetDb read_target_db(const std::string& path, const Abc& a, unsigned threads, std::size_t block_bytes) {
+  ThreadPool pool(threads);
+  return TargetDbFile(path).read(a, pool, block_bytes);
+}
 
 }  // namespace warpsearch::hmm
 
@@ -742,7 +910,8 @@ Summary search(const std::string& hmmfile, const std::string& seqdb, const Optio
   HmmReader reader(hmmfile);
   std::optional<Hmm> hmm = reader.next();
   if (!hmm) throw Error(ErrorKind::kFormat, "HMM file contains no model", hmmfile);
-  const TargetDb db = dbfile.read(*hmm->abc);
+  ThreadPool pool(options.threads);
+  const TargetDb db = dbfile.read(*hmm->abc, pool);
 
   std::string text;
   auto flush = [&text](const std::function<void(std::string_view)>& sink) {
@@ -758,7 +927,6 @@ Summary search(const std::string& hmmfile, const std::string& seqdb, const Optio
   summary.targets = db.seqs.size();
   summary.residues = db.nres;
 
-  ThreadPool pool(options.threads);
   int nquery = 0;
   for (; hmm; hmm = reader.next()) {
     ++nquery;

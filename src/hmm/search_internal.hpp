@@ -4,8 +4,13 @@
 //
 // The database is read once and kept in memory for all query models: each record keeps its name,
 // description (HMMER prints both), its Easel-digitized residues (Dsq layout: sentinels at [0] and
-// [L+1]) and the line of its header for messages. Files are read as a stream of lines and digitized
-// record by record (the file text is never held as a whole). Reading rules, as Easel's FASTA parser:
+// [L+1]) and the line of its header for messages. A FASTA file is read in blocks (kTargetDbBlockBytes;
+// the file text is never held as a whole): each block is cut at the start of its last record (the rest
+// carries over to the next block), split into pieces at record starts and the pieces digitized in
+// parallel, each from its exact line number, their records appended in file order and the error of the
+// first failing piece reported; so the records, their lines and the error are those of a serial parse,
+// for any thread count and block size. A FASTQ file (whose quality lines may start with '@') and a file
+// not starting with '>' are parsed serially, line by line. Reading rules, as Easel's FASTA parser:
 //   - the file may be plain or gzip (detected from content; multi-member gzip), "-" reads stdin;
 //   - whitespace before the first record is skipped; the first other byte must be '>' (FASTA) or '@'
 //     (FASTQ, an extension: Easel 0.48 has no FASTQ parser); anything else is a format error;
@@ -26,6 +31,7 @@
 // docs/HMMSEARCH.md (makedb's own input rules, e.g. letters it stored as X/N).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -37,7 +43,8 @@
 
 namespace warpsearch {
 class PackedDb;
-}
+class ThreadPool;
+}  // namespace warpsearch
 
 namespace warpsearch::hmm {
 
@@ -65,6 +72,12 @@ TargetDb parse_target_db(std::string_view text, const Abc& a, const std::string&
 /// FASTA input map rejects is Error(kFormat) naming the database, the record and the letter).
 TargetDb target_db_from_packed(const PackedDb& db, const Abc& a);
 
+/// Default block size of the parallel FASTA reader (TargetDbFile::read): the memory it holds besides the
+/// records is about two blocks, one parsed while the next is read (more only while one record is longer
+/// than a block). 4 MiB: blocks of many records (about 4 pieces per thread of 16 threads of 64 KiB, each
+/// of ~100 records), whose buffers stay small enough to be mostly cache-resident and cheap to map.
+inline constexpr std::size_t kTargetDbBlockBytes = std::size_t{4} << 20;
+
 /// A target database opened for reading: a FASTA/FASTQ file (plain or gzip, "-" = stdin) or a packed
 /// database (SequenceSource::is_packed_db). Opening checks that the input exists and can be read
 /// (Error(kIo) otherwise, a damaged packed database Error(kFormat)); read() then reads the records,
@@ -76,9 +89,11 @@ class TargetDbFile {
   TargetDbFile(const TargetDbFile&) = delete;
   TargetDbFile& operator=(const TargetDbFile&) = delete;
 
-  /// Reads the whole database. Throws Error(kFormat) when it is empty or misformatted, Error(kIo)
-  /// on a read error. Call once.
-  TargetDb read(const Abc& a);
+  /// Reads the whole database, a FASTA file in blocks of block_bytes parsed in pieces on the pool (the
+  /// result does not depend on the pool size or block size). Throws Error(kFormat) when it is empty or
+  /// misformatted, Error(kIo) on a read error (the format error of a record read before it first, as a
+  /// serial parse). Call once.
+  TargetDb read(const Abc& a, ThreadPool& pool, std::size_t block_bytes = kTargetDbBlockBytes);
   bool is_packed() const { return packed_ != nullptr; }
 
  private:
@@ -88,7 +103,9 @@ class TargetDbFile {
   std::unique_ptr<Stream> stream_;
 };
 
-/// TargetDbFile(path).read(a).
-TargetDb read_target_db(const std::string& path, const Abc& a);
+/// TargetDbFile(path).read(a, pool, block_bytes) with a pool of `threads` threads (0: all hardware
+/// threads).
+TargetDb read_target_db(const std::string& path, const Abc& a, unsigned threads = 1,
+                        std::size_t block_bytes = kTargetDbBlockBytes);
 
 }  // namespace warpsearch::hmm

@@ -462,6 +462,193 @@ TEST(TargetDbTest, TruncatedGzipAndDirectoriesAreErrors) {
   }
 }
 
+// The parallel FASTA reader (blocks cut at record starts, pieces parsed on the pool) against the serial
+// in-memory parse: the same records with the same header lines, or the same error (kind, message, file,
+// line), for any thread count and block size. 100-byte blocks make one to a few records per block,
+// blocks that grow for longer records and lines, and many pieces.
+struct ReadOutcome {
+  std::optional<TargetDb> db;
+  std::optional<Error> error;
+};
+
+template <class F>
+ReadOutcome outcome_of(F&& read) {
+  ReadOutcome r;
+  try {
+    r.db = read();
+  } catch (const Error& e) {
+    r.error = e;
+  }
+  return r;
+}
+
+void expect_same_outcome(const ReadOutcome& got, const ReadOutcome& want, const std::string& what) {
+  ASSERT_EQ(got.error.has_value(), want.error.has_value()) << what << ": "
+                                                           << (got.error    ? got.error->what()
+                                                               : want.error ? want.error->what()
+                                                                            : "");
+  if (want.error) {
+    EXPECT_EQ(got.error->kind(), want.error->kind()) << what;
+    EXPECT_EQ(got.error->message(), want.error->message()) << what;
+    EXPECT_EQ(got.error->file(), want.error->file()) << what;
+    EXPECT_EQ(got.error->line(), want.error->line()) << what;
+    return;
+  }
+  const TargetDb& a = *got.db;
+  const TargetDb& b = *want.db;
+  ASSERT_EQ(a.seqs.size(), b.seqs.size()) << what;
+  EXPECT_EQ(a.nres, b.nres) << what;
+  EXPECT_EQ(a.path, b.path) << what;
+  for (std::size_t i = 0; i < a.seqs.size(); ++i) {
+    const TargetSeq& x = a.seqs[i];
+    const TargetSeq& y = b.seqs[i];
+    if (x.name != y.name || x.desc != y.desc || x.L != y.L || x.line != y.line || x.dsq != y.dsq) {
+      ADD_FAILURE() << what << ": record " << i << " differs (" << x.name << " line " << x.line << " vs "
+                    << y.name << " line " << y.line << ")";
+      return;
+    }
+  }
+}
+
+// Writes text to path (gzip-compressed when gzip) and compares its parallel read with every thread count
+// and block size against the serial parse of text.
+void expect_parallel_read_is_serial(const std::string& path, const std::string& text, bool gzip,
+                                    const std::vector<std::size_t>& blocks, const Abc& a) {
+  if (gzip) {
+    gzFile gz = gzopen(path.c_str(), "wb");
+    ASSERT_NE(gz, nullptr);
+    ASSERT_EQ(gzwrite(gz, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+    gzclose(gz);
+  } else {
+    test::write_file(path, text);
+  }
+  const ReadOutcome want = outcome_of([&] { return parse_target_db(text, a, path); });
+  for (const unsigned threads : {1u, 2u, 3u, 8u}) {
+    for (const std::size_t block : blocks) {
+      const ReadOutcome got = outcome_of([&] { return read_target_db(path, a, threads, block); });
+      expect_same_outcome(got, want,
+                          path + " threads " + std::to_string(threads) + " block " + std::to_string(block));
+    }
+  }
+}
+
+// The first records of a FASTA file, up to about max_bytes.
+std::string fasta_head(const std::string& path, std::size_t max_bytes) {
+  const std::string text = test::read_file(path);
+  const std::size_t cut = text.find("\n>", std::min(max_bytes, text.size()));
+  return cut == std::string::npos ? text : text.substr(0, cut + 1);
+}
+
+// Replaces the first residue line of the record starting at '>' number `record` (0-based) with a line
+// holding an illegal character in its middle.
+std::string with_illegal_char(std::string text, std::size_t record, char c) {
+  std::size_t pos = 0;
+  for (std::size_t r = 0; r <= record; ++r) pos = text.find('>', pos + (r > 0 ? 1 : 0));
+  const std::size_t line = text.find('\n', pos) + 1;
+  const std::size_t eol = text.find('\n', line);
+  text[line + (eol - line) / 2] = c;
+  return text;
+}
+
+TEST(TargetDbParallelTest, RealDatabasesEqualTheSerialParse) {
+  WS_REQUIRE_TESTDATA("prot/globins45.fa");
+  WS_REQUIRE_TESTDATA("prot/mmseqs_DB20k.fasta");
+  const test::TempDir dir("h12_db");
+  const Abc& a = abc(AbcType::kAmino);
+  const std::vector<std::size_t> tiny = {100, 1000, 1u << 16, kTargetDbBlockBytes};
+  expect_parallel_read_is_serial(dir / "globins45.fa", test::read_file(tdata("prot/globins45.fa")), false,
+                                 tiny, a);
+  const std::string head = fasta_head(tdata("prot/mmseqs_DB20k.fasta"), 300000);
+  expect_parallel_read_is_serial(dir / "db20k_head.fa", head, false, tiny, a);
+  expect_parallel_read_is_serial(dir / "db20k_head.fa.gz", head, true, {100, 4096}, a);
+  const std::string whole = test::read_file(tdata("prot/mmseqs_DB20k.fasta"));
+  expect_parallel_read_is_serial(dir / "db20k.fa", whole, false, {1u << 16, 1u << 20, kTargetDbBlockBytes},
+                                 a);
+}
+
+TEST(TargetDbParallelTest, UnusualLayoutsEqualTheSerialParse) {
+  const test::TempDir dir("h12_db");
+  const Abc& a = abc(AbcType::kAmino);
+  const std::vector<std::size_t> blocks = {1, 7, 100, 1000, kTargetDbBlockBytes};
+  // Leading whitespace (the first '>' not at a line start), CRLF, blank lines, empty records, a record
+  // '>' inside a header and a sequence line, no final newline.
+  const std::string small =
+      " \n\t\r\n  >first the > description \r\nACDE\r\n\r\nfgh\n>empty\n>e2 x\n\n\n>s3\nAC*DE\nKL>M\n"
+      ">s4\n\n" +
+      std::string(250, 'W') + "\n>last\nWY";
+  expect_parallel_read_is_serial(dir / "small.fa", small, false, blocks, a);
+  expect_parallel_read_is_serial(dir / "small_nl.fa", small + "\n", false, blocks, a);
+  expect_parallel_read_is_serial(dir / "empty_last.fa", ">a\nAC\n>b\n", false, blocks, a);
+  // Random records: CRLF, blank lines, empty sequences and a 3 MiB line (longer than the blocks).
+  expect_parallel_read_is_serial(dir / "random.fa", random_db_text(5, false), false,
+                                 {100, 1u << 16, kTargetDbBlockBytes}, a);
+  // FASTQ (read serially; quality lines start with '@') and the start-of-file errors.
+  expect_parallel_read_is_serial(dir / "random.fq", random_db_text(6, true), false, {100, 1u << 20}, a);
+  expect_parallel_read_is_serial(dir / "empty.fa", "", false, blocks, a);
+  expect_parallel_read_is_serial(dir / "blank.fa", " \n\r\n\n", false, blocks, a);
+  expect_parallel_read_is_serial(dir / "garbage.fa", "\n\nACDE\n>s1\nAC\n", false, blocks, a);
+  expect_parallel_read_is_serial(dir / "noname.fa", "\n >\nACDE\n", false, blocks, a);
+}
+
+TEST(TargetDbParallelTest, ErrorsDeepInTheFileEqualTheSerialParse) {
+  WS_REQUIRE_TESTDATA("prot/mmseqs_DB20k.fasta");
+  const test::TempDir dir("h12_db");
+  const Abc& amino = abc(AbcType::kAmino);
+  const std::string head = fasta_head(tdata("prot/mmseqs_DB20k.fasta"), 200000);
+  const std::vector<std::size_t> blocks = {100, 1000, 1u << 16, kTargetDbBlockBytes};
+  // One illegal character deep in the file; two (the first one is reported, whatever piece or block
+  // the second falls in); an empty name; the error on the last line without a final newline.
+  const std::string one = with_illegal_char(head, 250, '-');
+  expect_parallel_read_is_serial(dir / "one.fa", one, false, blocks, amino);
+  expect_parallel_read_is_serial(dir / "one.fa.gz", one, true, {100, 1u << 16}, amino);
+  expect_parallel_read_is_serial(dir / "two.fa", with_illegal_char(one, 251, '1'), false, blocks, amino);
+  expect_parallel_read_is_serial(dir / "two_far.fa", with_illegal_char(one, 20, '9'), false, blocks, amino);
+  std::string noname = head;
+  noname.insert(noname.find("\n>", noname.size() / 2) + 1, ">\nACDE\n");
+  expect_parallel_read_is_serial(dir / "noname.fa", noname, false, blocks, amino);
+  expect_parallel_read_is_serial(dir / "last.fa", head + ">z\nAC#", false, blocks, amino);
+  // A protein database read with a DNA model fails at its first protein letter.
+  expect_parallel_read_is_serial(dir / "dna.fa", head, false, {100, 1u << 16}, abc(AbcType::kDNA));
+  // A serial parse reports the error of a record read before a read error: so does the parallel one.
+  const std::string early = with_illegal_char(head, 100, '-');  // in the first half of the file
+  std::string gz_text;
+  {
+    const std::string path = dir / "cut.fa.gz";
+    gzFile gz = gzopen(path.c_str(), "wb");
+    ASSERT_NE(gz, nullptr);
+    ASSERT_EQ(gzwrite(gz, early.data(), static_cast<unsigned>(early.size())), static_cast<int>(early.size()));
+    gzclose(gz);
+    gz_text = test::read_file(path);
+  }
+  test::write_file(dir / "cut.fa.gz", gz_text.substr(0, gz_text.size() * 3 / 4));
+  const std::string clean = head;
+  {
+    const std::string path = dir / "clean.fa.gz";
+    gzFile gz = gzopen(path.c_str(), "wb");
+    ASSERT_NE(gz, nullptr);
+    ASSERT_EQ(gzwrite(gz, clean.data(), static_cast<unsigned>(clean.size())), static_cast<int>(clean.size()));
+    gzclose(gz);
+    const std::string bytes = test::read_file(path);
+    test::write_file(path, bytes.substr(0, bytes.size() * 3 / 4));
+  }
+  const ReadOutcome want = outcome_of([&] { return parse_target_db(early, amino, dir / "cut.fa.gz"); });
+  ASSERT_TRUE(want.error.has_value());
+  for (const unsigned threads : {1u, 2u, 8u}) {
+    for (const std::size_t block : {100u, 1000u, 1u << 16}) {
+      expect_same_outcome(
+          outcome_of([&] { return read_target_db(dir / "cut.fa.gz", amino, threads, block); }), want,
+          "cut.fa.gz");
+      try {
+        read_target_db(dir / "clean.fa.gz", amino, threads, block);
+        ADD_FAILURE() << "a truncated gzip file was read";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kFormat) << e.what();
+        EXPECT_NE(e.message().find("truncated gzip stream"), std::string::npos) << e.what();
+      }
+    }
+  }
+}
+
 // A packed database gives the digitized targets of the FASTA it was made from (its codes are mapped
 // through their letters to the model alphabet's Easel codes).
 TEST(TargetDbTest, PackedDatabaseEqualsItsFasta) {
