@@ -6,7 +6,7 @@
 //      lines digitized serially), or a packed database converted code by code through its letters; read
 //      once into memory.
 //   2. Per-model search: profile configuration, a pool of per-worker pipeline states, the sequences cut
-//      into fixed chunks run on the ThreadPool, chunk results merged in chunk order.
+//      into fixed chunks run on the ThreadPool (longest chunks first), chunk results merged in chunk order.
 //   3. The public entry point hmmsearch::search(): models streamed from the HMM file, outputs written in
 //      hmmsearch's order (main report per model, tabular files, tails).
 //
@@ -34,6 +34,7 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <span>
 #include <string>
@@ -642,6 +643,19 @@ class WorkerStates {
   std::vector<std::unique_ptr<WorkerState>> free_;
 };
 
+// Runs targets [begin, end) of the database through one worker's pipeline, hits into hits.
+void search_chunk(const TargetDb& db, std::size_t begin, std::size_t end, WorkerStates& states,
+                  TopHits& hits) {
+  const FlushToZeroScope ftz;  // HMMER's impl_Init() in every worker thread
+  std::unique_ptr<WorkerState> w = states.take();
+  for (std::size_t s = begin; s < end; ++s) {
+    const TargetSeq& t = db.seqs[s];
+    const PipelineTarget target{t.name, t.acc, t.desc, static_cast<int64_t>(s)};
+    w->pipeline.process(w->om, w->bg, t.dsq, t.L, target, hits);
+  }
+  states.give_back(std::move(w));
+}
+
 struct ModelSearch {
   TopHits hits;
   PipelineCounts counts;
@@ -665,16 +679,23 @@ ModelSearch search_model(const Hmm& hmm, const TargetDb& db, const PipelineOptio
   const std::size_t nchunks = (n + kChunkSeqs - 1) / kChunkSeqs;
   std::vector<TopHits> chunk_hits(nchunks);
   WorkerStates states(popts, ropts, om, bg0);
-  pool.parallel_for(n, kChunkSeqs, [&](std::size_t begin, std::size_t end) {
-    const FlushToZeroScope ftz;  // HMMER's impl_Init() in every worker thread
-    std::unique_ptr<WorkerState> w = states.take();
-    TopHits& hits = chunk_hits[begin / kChunkSeqs];
-    for (std::size_t s = begin; s < end; ++s) {
-      const TargetSeq& t = db.seqs[s];
-      const PipelineTarget target{t.name, t.acc, t.desc, static_cast<int64_t>(s)};
-      w->pipeline.process(w->om, w->bg, t.dsq, t.L, target, hits);
+  // Chunks are started longest first (by the chunk's longest target: the Forward/Backward and domain
+  // stages of one long target can cost more than thousands of short ones), so a long target is not left
+  // for last while the other threads idle. Chunk boundaries and the per-chunk hit lists, merged in
+  // database order below, do not change: the order of execution changes no result.
+  std::vector<int64_t> longest(nchunks, 0);
+  for (std::size_t s = 0; s < n; ++s)
+    longest[s / kChunkSeqs] = std::max(longest[s / kChunkSeqs], db.seqs[s].L);
+  std::vector<std::size_t> order(nchunks);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return longest[a] > longest[b]; });
+  pool.parallel_for(nchunks, 1, [&](std::size_t first, std::size_t last) {
+    for (std::size_t c = first; c < last; ++c) {
+      const std::size_t chunk = order[c];
+      const std::size_t begin = chunk * kChunkSeqs;
+      search_chunk(db, begin, std::min(n, begin + kChunkSeqs), states, chunk_hits[chunk]);
     }
-    states.give_back(std::move(w));
   });
 
   ModelSearch result;
