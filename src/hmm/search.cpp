@@ -29,6 +29,7 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <deque>
 #include <exception>
 #include <future>
 #include <iterator>
@@ -597,6 +598,10 @@ namespace {
 // the per-chunk overhead small against the MSV filter's cost and balances threads on uneven lengths.
 constexpr std::size_t kChunkSeqs = 64;
 
+// Models searched at the same time (search()). Two are enough to keep the threads busy while one model
+// finishes its longest targets; each adds its workers' DP matrices to the peak memory.
+constexpr std::size_t kModelsInFlight = 2;
+
 // What one worker needs for one model: its own pipeline, null model and profile (both are reconfigured
 // for each target length).
 struct WorkerState {
@@ -948,16 +953,26 @@ Summary search(const std::string& hmmfile, const std::string& seqdb, const Optio
   summary.targets = db.seqs.size();
   summary.residues = db.nres;
 
+  // Up to kModelsInFlight models are searched at once on the shared pool: the next model's chunks fill
+  // the threads that would otherwise wait for the last long targets of the current one. Each model's
+  // results and outputs are its own and are written strictly in file order, so the outputs are the same
+  // as one model at a time. An error reading a later model is raised after the models before it are
+  // written, as in a serial run.
+  struct InFlight {
+    std::unique_ptr<Hmm> hmm;
+    std::chrono::steady_clock::time_point wall0;
+    CpuTimes cpu0;
+    std::future<ModelSearch> result;
+  };
+  std::deque<InFlight> in_flight;  // declared after db and pool: its futures are joined before they go
+  std::exception_ptr read_error;
   int nquery = 0;
-  for (; hmm; hmm = reader.next()) {
+  auto write_model = [&](InFlight& f) {
     ++nquery;
-    const auto wall0 = std::chrono::steady_clock::now();
-    const CpuTimes cpu0 = cpu_times();
-    const QueryInfo q{hmm->name, hmm->has(kHmmAcc) ? hmm->acc : std::string(),
-                      hmm->has(kHmmDesc) ? hmm->desc : std::string(), hmm->M};
-
-    ModelSearch ms = search_model(*hmm, db, popts, ropts, pool);
-
+    ModelSearch ms = f.result.get();
+    const Hmm& h = *f.hmm;
+    const QueryInfo q{h.name, h.has(kHmmAcc) ? h.acc : std::string(),
+                      h.has(kHmmDesc) ? h.desc : std::string(), h.M};
     if (sinks.tblout) {
       write_tabular_targets(text, q, ms.hits, ms.report, nquery == 1);
       flush(sinks.tblout);
@@ -973,7 +988,7 @@ Summary search(const std::string& hmmfile, const std::string& seqdb, const Optio
     // -A: the included domains' alignment (hmmsearch writes nothing for a query without any).
     std::optional<HitsAlignment> ali;
     if (sinks.alignment) {
-      const AlignmentQuery aq{q.name, q.acc, q.desc, hmm->abc, "hmmsearch"};
+      const AlignmentQuery aq{q.name, q.acc, q.desc, h.abc, "hmmsearch"};
       ali = stockholm_alignment(ms.hits, aq, ms.report.textw);
       if (ali) {
         text = ali->text;
@@ -982,15 +997,36 @@ Summary search(const std::string& hmmfile, const std::string& seqdb, const Optio
     }
     if (sinks.report) {
       const CpuTimes cpu1 = cpu_times();
-      const Stopwatch w{cpu1.user - cpu0.user, cpu1.sys - cpu0.sys,
-                        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count()};
+      const Stopwatch w{cpu1.user - f.cpu0.user, cpu1.sys - f.cpu0.sys,
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - f.wall0).count()};
       write_query(text, q);
       write_query_results(text, ms.hits, ms.report, ms.counts, &w);
       if (sinks.alignment) text += alignment_saved_line(ali, labels.A.value_or(""));
       flush(sinks.report);
     }
-    summary.models.push_back(model_result(*hmm, ms, keep_hits));
+    summary.models.push_back(model_result(h, ms, keep_hits));
+  };
+  while (hmm || !in_flight.empty()) {
+    if (hmm && in_flight.size() < kModelsInFlight) {
+      InFlight f{std::make_unique<Hmm>(std::move(*hmm)), std::chrono::steady_clock::now(), cpu_times(), {}};
+      const Hmm* h = f.hmm.get();
+      f.result = std::async(std::launch::async, [h, &db, &popts, &ropts, &pool] {
+        const FlushToZeroScope model_ftz;  // this thread runs chunks too
+        return search_model(*h, db, popts, ropts, pool);
+      });
+      in_flight.push_back(std::move(f));
+      hmm.reset();
+      try {
+        hmm = reader.next();
+      } catch (...) {
+        read_error = std::current_exception();
+      }
+      continue;
+    }
+    write_model(in_flight.front());
+    in_flight.pop_front();
   }
+  if (read_error) std::rethrow_exception(read_error);
 
   // Tails of the tables, and the report's last line.
   const std::string cwd = current_dir();
