@@ -17,6 +17,7 @@
 
 #include "hmm/omx.hpp"
 #include "hmm/oprofile.hpp"
+#include "hmm/striped_cells.hpp"
 #include "hmm/trace.hpp"
 #include "warpsearch/error.hpp"
 
@@ -65,36 +66,8 @@ using OaNative = OaPortable;
 
 inline float esl_max(float a, float b) { return a > b ? a : b; }  // ESL_MAX
 
-/// Lane reads of the striped matrices (see stotrace.cpp for the same addressing).
-class Cells {
- public:
-  Cells(const OProfile& om, const Omx& ox) : om_(om), ox_(ox), Q_(Omx::nqf(ox.M)) {}
-  int Q() const { return Q_; }
-  float dp(int i, int q, int s, int r) const {
-    return ox_.row(i)[(static_cast<std::size_t>(q) * kOmxNSCells + static_cast<std::size_t>(s)) * 4 +
-                      static_cast<std::size_t>(r)];
-  }
-  /// Node k-1's value for node k's cell (q, r): vector q-1 lane r, or rightshift(vector Q-1, zero) lane r.
-  float dp_prev(int i, int q, int s, int r) const {
-    if (q > 0) return dp(i, q - 1, s, r);
-    return r == 0 ? 0.0f : dp(i, Q_ - 1, s, r - 1);
-  }
-  float tf(int v, int r) const {
-    return om_.tfv[static_cast<std::size_t>(v) * 4 + static_cast<std::size_t>(r)];
-  }
-  float tf_prev(int q, int t, int r) const {
-    const int vq = q > 0 ? q - 1 : Q_ - 1;
-    const int v = (t == kODD) ? 7 * Q_ + vq : 7 * vq + t;
-    if (q > 0) return tf(v, r);
-    return r == 0 ? 0.0f : tf(v, r - 1);
-  }
-  float x(int i, int s) const { return ox_.x(i, s); }
-
- private:
-  const OProfile& om_;
-  const Omx& ox_;
-  int Q_;
-};
+/// Single-lane reads of the striped matrices and transitions (striped_cells.hpp).
+using Cells = StripedCells;
 
 /// Posterior probability recorded in the trace for state scur reached from sprv at (i, k).
 float get_postprob(const Omx& pp, TraceState scur, TraceState sprv, int k, int i) {

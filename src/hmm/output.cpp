@@ -54,6 +54,16 @@ int max_accession_length(const TopHits& th) {
 
 const char* dash_if_empty(const std::string& s) { return s.empty() ? "-" : s.c_str(); }
 
+/// Column widths of the --tblout / --domtblout name and accession fields (p7_tophits_TabularTargets and
+/// p7_tophits_TabularDomains): at least 20 for names and 10 for accessions, else the longest one.
+struct TabularWidths {
+  int qname, tname, qacc, tacc;
+};
+TabularWidths tabular_widths(const QueryInfo& q, const TopHits& th) {
+  return {std::max(20, static_cast<int>(q.name.size())), std::max(20, th.max_name_length()),
+          std::max(10, static_cast<int>(q.acc.size())), std::max(10, max_accession_length(th))};
+}
+
 // Number of decimal digits of n (integer_textwidth in p7_alidisplay.c; 0 for n == 0).
 int integer_textwidth(long n) {
   int w = (n < 0) ? 1 : 0;
@@ -337,10 +347,8 @@ void write_query_results(std::string& out, const TopHits& th, const ReportOption
 
 void write_tabular_targets(std::string& out, const QueryInfo& q, const TopHits& th, const ReportOptions& opts,
                            bool show_header) {
-  const int qnamew = std::max(20, static_cast<int>(q.name.size()));
-  const int tnamew = std::max(20, th.max_name_length());
-  const int qaccw = std::max(10, static_cast<int>(q.acc.size()));
-  const int taccw = std::max(10, max_accession_length(th));
+  const TabularWidths tw = tabular_widths(q, th);
+  const int qnamew = tw.qname, tnamew = tw.tname, qaccw = tw.qacc, taccw = tw.tacc;
 
   if (show_header) {
     appendf(out, "#%*s %22s %22s %33s\n", tnamew + qnamew + taccw + qaccw + 2, "", "--- full sequence ----",
@@ -371,10 +379,8 @@ void write_tabular_targets(std::string& out, const QueryInfo& q, const TopHits& 
 
 void write_tabular_domains(std::string& out, const QueryInfo& q, const TopHits& th, const ReportOptions& opts,
                            bool show_header) {
-  const int qnamew = std::max(20, static_cast<int>(q.name.size()));
-  const int tnamew = std::max(20, th.max_name_length());
-  const int qaccw = std::max(10, static_cast<int>(q.acc.size()));
-  const int taccw = std::max(10, max_accession_length(th));
+  const TabularWidths tw = tabular_widths(q, th);
+  const int qnamew = tw.qname, tnamew = tw.tname, qaccw = tw.qacc, taccw = tw.tacc;
 
   if (show_header) {
     appendf(out, "#%*s %22s %40s %11s %11s %11s\n", tnamew + qnamew - 1 + 15 + taccw + qaccw, "",

@@ -5,7 +5,8 @@
 //
 // Lane addressing: node k lives in vector q = (k-1) % Q, lane r = (k-1) / Q (Q = nqf(fwd.M)). The
 // predecessor node k-1 of a cell in vector q > 0 is lane r of vector q-1; for q == 0 it is lane r-1 of
-// vector Q-1 (esl_sse_rightshift_ps of vector Q-1 with a zero vector: lane 0 gets 0).
+// vector Q-1 (esl_sse_rightshift_ps of vector Q-1 with a zero vector: lane 0 gets 0); the reads are
+// StripedCells (striped_cells.hpp), shared with optacc.cpp.
 #include "hmm/stotrace.hpp"
 
 #include <cstddef>
@@ -13,6 +14,7 @@
 #include "hmm/omx.hpp"
 #include "hmm/oprofile.hpp"
 #include "hmm/rng.hpp"
+#include "hmm/striped_cells.hpp"
 #include "hmm/trace.hpp"
 #include "warpsearch/error.hpp"
 
@@ -20,58 +22,8 @@ namespace warpsearch::hmm {
 
 namespace {
 
-/// esl_vec_FNorm: compensated (Kahan) float sum, then divide each entry; uniform when the sum is 0.
-void fnorm(float* v, int n) {
-  float sum = 0.0f;
-  float c = 0.0f;
-  for (int j = 0; j < n; ++j) {
-    const float y = v[j] - c;
-    const float t = sum + y;
-    c = (t - sum) - y;
-    sum = t;
-  }
-  if (sum != 0.0f) {
-    for (int j = 0; j < n; ++j) v[j] /= sum;
-  } else {
-    for (int j = 0; j < n; ++j) v[j] = static_cast<float>(1.0 / static_cast<double>(static_cast<float>(n)));
-  }
-}
-
-/// Read access to the striped matrices with HMMER's vector/lane arithmetic.
-class Cells {
- public:
-  Cells(const OProfile& om, const Omx& ox) : om_(om), ox_(ox), Q_(Omx::nqf(ox.M)) {}
-
-  int Q() const { return Q_; }
-  /// Lane r of dp vector (q, s) of row i.
-  float dp(int i, int q, int s, int r) const {
-    return ox_.row(i)[(static_cast<std::size_t>(q) * kOmxNSCells + static_cast<std::size_t>(s)) * 4 +
-                      static_cast<std::size_t>(r)];
-  }
-  /// Lane r of esl_sse_rightshift_ps(dp vector (Q-1, s) of row i, zero), or of vector (q-1, s) when q > 0:
-  /// the value of node k-1 for the cell of node k at (q, r).
-  float dp_prev(int i, int q, int s, int r) const {
-    if (q > 0) return dp(i, q - 1, s, r);
-    return r == 0 ? 0.0f : dp(i, Q_ - 1, s, r - 1);
-  }
-  /// Lane r of transition vector v (0..8Q-1).
-  float tf(int v, int r) const {
-    return om_.tfv[static_cast<std::size_t>(v) * 4 + static_cast<std::size_t>(r)];
-  }
-  /// As dp_prev for transition vector 7*q + t (t < kODD) or, with t == kODD, vector 7*Q + q.
-  float tf_prev(int q, int t, int r) const {
-    const int vq = q > 0 ? q - 1 : Q_ - 1;
-    const int v = (t == kODD) ? 7 * Q_ + vq : 7 * vq + t;
-    if (q > 0) return tf(v, r);
-    return r == 0 ? 0.0f : tf(v, r - 1);
-  }
-  float x(int i, int s) const { return ox_.x(i, s); }
-
- private:
-  const OProfile& om_;
-  const Omx& ox_;
-  int Q_;
-};
+/// Single-lane reads of the striped matrices and transitions (striped_cells.hpp).
+using Cells = StripedCells;
 
 // M(i,k) comes from B(i-1), M(i-1,k-1), I(i-1,k-1) or D(i-1,k-1).
 TraceState select_m(Rng& rng, const Cells& c, int i, int k) {
@@ -176,6 +128,22 @@ TraceState select_b(Rng& rng, const OProfile& om, const Cells& c, int i) {
 }
 
 }  // namespace
+
+void fnorm(float* v, int n) {
+  float sum = 0.0f;
+  float c = 0.0f;
+  for (int j = 0; j < n; ++j) {
+    const float y = v[j] - c;
+    const float t = sum + y;
+    c = (t - sum) - y;
+    sum = t;
+  }
+  if (sum != 0.0f) {
+    for (int j = 0; j < n; ++j) v[j] /= sum;
+  } else {
+    for (int j = 0; j < n; ++j) v[j] = static_cast<float>(1.0 / static_cast<double>(static_cast<float>(n)));
+  }
+}
 
 void stochastic_trace(Rng& rng, const uint8_t* /*dsq*/, int L, const OProfile& om, const Omx& fwd,
                       Trace& tr) {

@@ -15,6 +15,11 @@ struct Omx;
 class Rng;
 struct Trace;
 
+/// esl_vec_FNorm: normalizes v[0..n-1] in place to sum 1 (compensated Kahan float sum, then each entry
+/// divided by it); all entries 1/n when the sum is 0. The path-weight normalization of every traceback
+/// choice below.
+void fnorm(float* v, int n);
+
 /// p7_StochasticTrace. fwd is a full Forward matrix (forward(), not the parser) of the L residues at
 /// dsq[1..L] (dsq itself is not read: any pointer, e.g. into the middle of a longer sequence, works, as
 /// HMMER's domain definition passes dsq+i-1 for a subregion). tr must be empty (N == 0; else Error

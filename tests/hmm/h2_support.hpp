@@ -1,6 +1,7 @@
-// Test helpers shared by the H2 tests (bg, profile, generic DP): random probability models built
-// directly as Hmm (Dirichlet(1)-like draws, HMMER's boundary conventions for nodes 0 and M), random iid
-// digital sequences, and a minimal FASTA reader digitizing with the model alphabet.
+// Test helpers shared by the H2 tests (bg, profile, generic DP) and the Forward/Backward/decoding tests:
+// random probability models built directly as Hmm (Dirichlet(1)-like draws, HMMER's boundary conventions
+// for nodes 0 and M), random iid digital sequences (optionally with planted consensus copies), and a
+// minimal FASTA reader digitizing with the model alphabet.
 #pragma once
 
 #include <cstdint>
@@ -86,6 +87,25 @@ inline Dsq random_dsq(std::mt19937& rng, int L, const Abc& a, double degenerate_
   for (int i = 1; i <= L; i++)
     dsq[static_cast<std::size_t>(i)] =
         static_cast<uint8_t>(u(rng) < degenerate_fraction ? degen(rng) : canon(rng));
+  return dsq;
+}
+
+/// Random iid sequence (random_dsq) with `copies` copies of the model's most probable residue per node
+/// (nodes 1..M in order, cut at L) planted at random start positions, so that scores are large.
+/// (oprofile_test_util.hpp's test::homolog_dsq with greedy = true is the std::mt19937_64 counterpart.)
+inline Dsq planted_dsq(std::mt19937& rng, const Hmm& hmm, int L, int copies) {
+  Dsq dsq = random_dsq(rng, L, *hmm.abc);
+  std::uniform_int_distribution<int> start(1, L);
+  for (int c = 0; c < copies; ++c) {
+    int i = start(rng);
+    for (int k = 1; k <= hmm.M && i <= L; ++k, ++i) {
+      const auto& p = hmm.mat[static_cast<std::size_t>(k)];
+      int best = 0;
+      for (int x = 1; x < hmm.abc->K; ++x)
+        if (p[static_cast<std::size_t>(x)] > p[static_cast<std::size_t>(best)]) best = x;
+      dsq[static_cast<std::size_t>(i)] = static_cast<uint8_t>(best);
+    }
+  }
   return dsq;
 }
 

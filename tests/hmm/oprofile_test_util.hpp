@@ -1,7 +1,7 @@
 // Test helpers shared by test_oprofile.cpp, test_msvfilter.cpp and test_vitfilter.cpp: random
 // Plan7 models (in the spirit of p7_hmm_Sample, with knobs for peaked emissions and zero
-// probabilities so that quantization saturates), random / homologous / degenerate digital
-// sequences, and a small FASTA loader for the real test data.
+// probabilities so that quantization saturates), random / homologous / degenerate / repeated-consensus
+// digital sequences, and a small FASTA loader for the real test data.
 #pragma once
 
 #include <algorithm>
@@ -124,6 +124,20 @@ inline Dsq homolog_dsq(std::mt19937_64& rng, const Hmm& h, const Bg& bg, int L, 
       d[static_cast<std::size_t>(i)] = static_cast<uint8_t>(x);
     }
   }
+  return d;
+}
+
+/// The most probable residue of each match state (nodes 1..M) repeated r times, as a digital sequence of
+/// L = r * M residues: scores grow with r until the byte / word filters saturate.
+inline Dsq consensus_repeat_dsq(const Hmm& h, int r) {
+  const int K = h.abc->K;
+  Dsq d(1, kDsqSentinel);
+  for (int rep = 0; rep < r; rep++)
+    for (int k = 1; k <= h.M; k++) {
+      const auto& mk = h.mat[static_cast<std::size_t>(k)];
+      d.push_back(static_cast<uint8_t>(std::max_element(mk.begin(), mk.begin() + K) - mk.begin()));
+    }
+  d.push_back(kDsqSentinel);
   return d;
 }
 

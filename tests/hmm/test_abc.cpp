@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hmm/abc.hpp"
+#include "hmm_test_support.hpp"
 #include "temp_dir.hpp"
 #include "testdata.hpp"
 #include "warpsearch/error.hpp"
@@ -21,16 +22,7 @@
 namespace warpsearch::hmm {
 namespace {
 
-// Runs a shell command, returning its exit status and stdout (stderr discarded).
-int run_capture(const std::string& cmd, std::string* out) {
-  FILE* p = ::popen((cmd + " 2>/dev/null").c_str(), "r");
-  if (p == nullptr) return -1;
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out->append(buf.data(), n);
-  const int st = ::pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+using hmmtest::run_capture;
 
 TEST(Abc, CodeLayoutMatchesEasel) {
   const Abc& am = abc(AbcType::kAmino);

@@ -24,49 +24,13 @@
 #include "hmm/omx.hpp"
 #include "hmm/oprofile.hpp"
 #include "hmm/profile.hpp"
+#include "hmm_test_support.hpp"
 #include "testdata.hpp"
 
 namespace warpsearch::hmm {
 namespace {
 
-struct DecModel {
-  Hmm hmm;
-  Bg bg;
-  Profile gm;
-  OProfile om;
-};
-
-DecModel build_model(const Hmm& hmm, int L) {
-  DecModel m;
-  m.hmm = hmm;
-  m.bg = make_bg(*hmm.abc);
-  set_length(m.bg, L);
-  m.gm = config_profile(m.hmm, m.bg, L);
-  m.om = convert_profile(m.gm);
-  return m;
-}
-
-DecModel random_dec_model(uint32_t seed, int M, int L) {
-  std::mt19937 rng(seed);
-  return build_model(h2test::random_hmm(rng, M, abc(AbcType::kAmino)), L);
-}
-
-/// Random sequence with `copies` copies of the model's most probable residues planted at random places.
-Dsq planted_dsq(std::mt19937& rng, const Hmm& hmm, int L, int copies) {
-  Dsq dsq = h2test::random_dsq(rng, L, *hmm.abc);
-  std::uniform_int_distribution<int> start(1, L);
-  for (int c = 0; c < copies; ++c) {
-    int i = start(rng);
-    for (int k = 1; k <= hmm.M && i <= L; ++k, ++i) {
-      const auto& p = hmm.mat[static_cast<std::size_t>(k)];
-      int best = 0;
-      for (int x = 1; x < hmm.abc->K; ++x)
-        if (p[static_cast<std::size_t>(x)] > p[static_cast<std::size_t>(best)]) best = x;
-      dsq[static_cast<std::size_t>(i)] = static_cast<uint8_t>(best);
-    }
-  }
-  return dsq;
-}
+using DecModel = hmmtest::ConfiguredModel;
 
 uint32_t fbits(float x) { return std::bit_cast<uint32_t>(x); }
 
@@ -190,9 +154,9 @@ TEST(HmmDecoding, RandomModelsPosteriorsSumToOne) {
   std::mt19937 rng(17);
   for (int M : {1, 2, 7, 50, 120}) {
     for (int L : {1, 3, 60, 500}) {
-      DecModel m = random_dec_model(static_cast<uint32_t>(M * 13 + L), M, L);
+      DecModel m = hmmtest::random_configured_model(static_cast<uint32_t>(M * 13 + L), M, L);
       check_problem(h2test::random_dsq(rng, L, abc(AbcType::kAmino), 0.03), L, m.om);
-      check_problem(planted_dsq(rng, m.hmm, L, 1 + L / 150), L, m.om);
+      check_problem(h2test::planted_dsq(rng, m.hmm, L, 1 + L / 150), L, m.om);
     }
   }
 }
@@ -200,8 +164,8 @@ TEST(HmmDecoding, RandomModelsPosteriorsSumToOne) {
 TEST(HmmDecoding, LongSequence) {
   std::mt19937 rng(23);
   const int L = 20000;
-  DecModel m = random_dec_model(77, 40, L);
-  check_problem(planted_dsq(rng, m.hmm, L, 60), L, m.om);
+  DecModel m = hmmtest::random_configured_model(77, 40, L);
+  check_problem(h2test::planted_dsq(rng, m.hmm, L, 60), L, m.om);
 }
 
 TEST(HmmDecoding, BackwardOwnScalesStayConsistent) {
@@ -210,10 +174,10 @@ TEST(HmmDecoding, BackwardOwnScalesStayConsistent) {
   FlushToZeroScope ftz;
   int triggered = 0;
   for (uint32_t seed = 1; seed <= 12; ++seed) {
-    DecModel m = random_dec_model(seed, 80, 400);
+    DecModel m = hmmtest::random_configured_model(seed, 80, 400);
     reconfig_unihit(m.om, 400);
     std::mt19937 rng(seed);
-    const Dsq dsq = planted_dsq(rng, m.hmm, 400, 5);
+    const Dsq dsq = h2test::planted_dsq(rng, m.hmm, 400, 5);
     FB fb = run_fb(dsq, 400, m.om);
     if (!fb.bck.has_own_scales) continue;
     ++triggered;
@@ -245,7 +209,7 @@ TEST(HmmDecoding, RealModelsOnRealSequences) {
     HmmReader reader((dir / name).string());
     auto hmm = reader.next();
     ASSERT_TRUE(hmm.has_value()) << name;
-    DecModel m = build_model(*hmm, 400);
+    DecModel m = hmmtest::configure_model(*hmm, 400);
     for (const auto& s : seqs) {
       reconfig_length(m.om, s.L);
       check_problem(s.dsq, s.L, m.om);

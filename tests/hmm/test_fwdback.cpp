@@ -25,51 +25,14 @@
 #include "hmm/omx.hpp"
 #include "hmm/oprofile.hpp"
 #include "hmm/profile.hpp"
+#include "hmm_test_support.hpp"
 #include "testdata.hpp"
 #include "warpsearch/error.hpp"
 
 namespace warpsearch::hmm {
 namespace {
 
-struct Model {
-  Hmm hmm;
-  Bg bg;
-  Profile gm;
-  OProfile om;
-};
-
-Model build(const Hmm& hmm, int L) {
-  Model m;
-  m.hmm = hmm;
-  m.bg = make_bg(*hmm.abc);
-  set_length(m.bg, L);
-  m.gm = config_profile(m.hmm, m.bg, L);
-  m.om = convert_profile(m.gm);
-  return m;
-}
-
-Model random_model(uint32_t seed, int M, int L) {
-  std::mt19937 rng(seed);
-  return build(h2test::random_hmm(rng, M, abc(AbcType::kAmino)), L);
-}
-
-/// Random sequence with copies of the model's most probable path planted in it, so that scores are
-/// large and the Forward rescaling (E > 1e4) triggers.
-Dsq homolog_dsq(std::mt19937& rng, const Hmm& hmm, int L, int copies) {
-  Dsq dsq = h2test::random_dsq(rng, L, *hmm.abc);
-  std::uniform_int_distribution<int> start(1, L);
-  for (int c = 0; c < copies; ++c) {
-    int i = start(rng);
-    for (int k = 1; k <= hmm.M && i <= L; ++k, ++i) {
-      const auto& p = hmm.mat[static_cast<std::size_t>(k)];
-      int best = 0;
-      for (int x = 1; x < hmm.abc->K; ++x)
-        if (p[static_cast<std::size_t>(x)] > p[static_cast<std::size_t>(best)]) best = x;
-      dsq[static_cast<std::size_t>(i)] = static_cast<uint8_t>(best);
-    }
-  }
-  return dsq;
-}
+using Model = hmmtest::ConfiguredModel;
 
 uint32_t bits(float x) { return std::bit_cast<uint32_t>(x); }
 
@@ -228,9 +191,9 @@ TEST(HmmFwdBack, ForwardEqualsScalarReferenceBitForBit) {
   std::mt19937 rng(7);
   for (int M : {1, 2, 3, 4, 5, 7, 8, 9, 16, 33, 64, 99, 100, 101, 150, 257}) {
     for (int L : {1, 2, 17, 240}) {
-      Model m = random_model(static_cast<uint32_t>(M * 31 + L), M, L);
+      Model m = hmmtest::random_configured_model(static_cast<uint32_t>(M * 31 + L), M, L);
       expect_forward_equals_scalar(h2test::random_dsq(rng, L, abc(AbcType::kAmino), 0.05), L, m.om);
-      expect_forward_equals_scalar(homolog_dsq(rng, m.hmm, L, 1 + L / 60), L, m.om);
+      expect_forward_equals_scalar(h2test::planted_dsq(rng, m.hmm, L, 1 + L / 60), L, m.om);
     }
   }
 }
@@ -291,10 +254,10 @@ TEST(HmmFwdBack, ParserFullPortableAgreeAndMatchGeneric) {
   std::mt19937 rng(11);
   for (int M : {1, 2, 6, 13, 45, 99, 100, 120, 400}) {
     for (int L : {1, 2, 9, 150, 700}) {
-      Model m = random_model(static_cast<uint32_t>(1000 + M * 7 + L), M, L);
+      Model m = hmmtest::random_configured_model(static_cast<uint32_t>(1000 + M * 7 + L), M, L);
       for (int variant = 0; variant < 2; ++variant) {
         const Dsq dsq = variant == 0 ? h2test::random_dsq(rng, L, abc(AbcType::kAmino), 0.02)
-                                     : homolog_dsq(rng, m.hmm, L, 1 + L / 100);
+                                     : h2test::planted_dsq(rng, m.hmm, L, 1 + L / 100);
         const auto [fsc, bsc] = check_modes(dsq, L, m.om);
         EXPECT_TRUE(std::isfinite(fsc));
         expect_fwd_bck_close(fsc, bsc, L);
@@ -309,7 +272,7 @@ TEST(HmmFwdBack, ReconfiguredLengthAndUnihit) {
   // by HMMER only on single-domain envelopes: with several strong domains the float Forward's N/B
   // underflow after the first domain's rescaling (HMMER's behaviour too), so plant one copy there.
   std::mt19937 rng(5);
-  Model m = random_model(99, 80, 400);
+  Model m = hmmtest::random_configured_model(99, 80, 400);
   for (int unihit = 0; unihit < 2; ++unihit) {
     if (unihit) {
       reconfig_unihit(m.om, 400);
@@ -318,7 +281,7 @@ TEST(HmmFwdBack, ReconfiguredLengthAndUnihit) {
     for (int L : {1, 37, 400, 1500}) {
       reconfig_length(m.om, L);
       reconfig_length(m.gm, L);
-      const Dsq dsq = homolog_dsq(rng, m.hmm, L, unihit ? 1 : 1 + L / 90);
+      const Dsq dsq = h2test::planted_dsq(rng, m.hmm, L, unihit ? 1 : 1 + L / 90);
       const auto [fsc, bsc] = check_modes(dsq, L, m.om);
       expect_fwd_bck_close(fsc, bsc, L);
       expect_generic_close(dsq, L, m, fsc, bsc);
@@ -333,8 +296,8 @@ TEST(HmmFwdBack, ReconfiguredLengthAndUnihit) {
 TEST(HmmFwdBack, LongSequences) {
   std::mt19937 rng(3);
   const int L = 120000;
-  Model m = random_model(123, 60, L);
-  const Dsq dsq = homolog_dsq(rng, m.hmm, L, 400);
+  Model m = hmmtest::random_configured_model(123, 60, L);
+  const Dsq dsq = h2test::planted_dsq(rng, m.hmm, L, 400);
   const auto [fsc, bsc] = check_modes(dsq, L, m.om, /*with_full=*/true);
   expect_fwd_bck_close(fsc, bsc, L);
   expect_generic_close(dsq, L, m, fsc, bsc);
@@ -346,7 +309,7 @@ TEST(HmmFwdBack, LongSequences) {
 }
 
 TEST(HmmFwdBack, EmptySequenceForwardIsMinusInfinity) {
-  Model m = random_model(1, 10, 0);
+  Model m = hmmtest::random_configured_model(1, 10, 0);
   Dsq dsq = {kDsqSentinel, kDsqSentinel};
   Omx ox = make_omx(m.om.M, 0, false);
   const float sc = forward_parser(dsq, 0, m.om, ox);
@@ -354,7 +317,7 @@ TEST(HmmFwdBack, EmptySequenceForwardIsMinusInfinity) {
 }
 
 TEST(HmmFwdBack, MatrixTooSmallThrows) {
-  Model m = random_model(2, 30, 50);
+  Model m = hmmtest::random_configured_model(2, 30, 50);
   std::mt19937 rng(2);
   const Dsq dsq = h2test::random_dsq(rng, 50, abc(AbcType::kAmino));
   Omx small = make_omx(30, 49, true);
@@ -374,8 +337,8 @@ TEST(HmmFwdBack, MatrixTooSmallThrows) {
 TEST(HmmFwdBack, WideMatrixReusedForSmallerModel) {
   // Rows are strided by allocQ4 (as HMMER's dpf rows), so results must not depend on the allocation.
   std::mt19937 rng(8);
-  Model m = random_model(4, 21, 80);
-  const Dsq dsq = homolog_dsq(rng, m.hmm, 80, 2);
+  Model m = hmmtest::random_configured_model(4, 21, 80);
+  const Dsq dsq = h2test::planted_dsq(rng, m.hmm, 80, 2);
   FlushToZeroScope ftz;
   Omx tight = make_omx(21, 80, true), wide = make_omx(500, 200, true);
   const float a = forward(dsq, 80, m.om, tight);
@@ -403,7 +366,7 @@ TEST(HmmFwdBack, RealModelsOnRealSequences) {
     auto hmm = reader.next();
     ASSERT_TRUE(hmm.has_value()) << name;
     if (hmm->abc->type != AbcType::kAmino) continue;
-    Model m = build(*hmm, 400);
+    Model m = hmmtest::configure_model(*hmm, 400);
     for (const auto& s : seqs) {
       reconfig_length(m.om, s.L);
       reconfig_length(m.gm, s.L);

@@ -24,6 +24,7 @@
 #include "hmm/generic_dp.hpp"
 #include "hmm/hmmfile.hpp"
 #include "hmm/profile.hpp"
+#include "hmm_test_support.hpp"
 #include "testdata.hpp"
 
 namespace warpsearch::hmm {
@@ -236,24 +237,16 @@ TEST(GenericDp, EmptyAndLengthOneSequences) {
   EXPECT_NEAR(generic_viterbi(one, 1, gm), best, 1e-5);
 }
 
-bool run_capture(const std::string& cmd, std::string* out) {
-  FILE* p = ::popen((cmd + " 2>/dev/null").c_str(), "r");
-  if (p == nullptr) return false;
-  char buf[4096];
-  std::size_t n;
-  out->clear();
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
-  return ::pclose(p) == 0;
-}
+using hmmtest::run_capture;
 
 // Full-sequence scores of hmmsearch's tblout (name -> score), all sequences reported.
 std::map<std::string, double> hmmsearch_scores(const std::string& hmm, const std::string& fasta) {
   std::string tbl = testing::TempDir() + "h2_generic_dp_tblout.txt";
   std::string out;
   std::map<std::string, double> scores;
-  if (!run_capture("hmmsearch --max --nonull2 -E 1e12 --domE 1e12 --cpu 1 --tblout '" + tbl +
-                       "' -o /dev/null '" + hmm + "' '" + fasta + "'",
-                   &out))
+  if (run_capture("hmmsearch --max --nonull2 -E 1e12 --domE 1e12 --cpu 1 --tblout '" + tbl +
+                      "' -o /dev/null '" + hmm + "' '" + fasta + "'",
+                  &out) != 0)
     return scores;
   FILE* f = std::fopen(tbl.c_str(), "r");
   if (f == nullptr) return scores;
@@ -273,7 +266,7 @@ std::map<std::string, double> hmmsearch_scores(const std::string& hmm, const std
 
 void check_against_hmmsearch(const char* hmm_rel, const char* fasta_rel, std::size_t max_seqs) {
   std::string probe;
-  if (!run_capture("hmmsearch -h", &probe)) GTEST_SKIP() << "hmmsearch (HMMER 3.3.2) not installed";
+  if (run_capture("hmmsearch -h", &probe) != 0) GTEST_SKIP() << "hmmsearch (HMMER 3.3.2) not installed";
   const std::string hmm_path = (test::testdata_dir() / hmm_rel).string();
   const std::string fasta_path = (test::testdata_dir() / fasta_rel).string();
   const Hmm hmm = read_all_hmms(hmm_path).at(0);

@@ -26,6 +26,7 @@
 #include "hmm/hmm.hpp"
 #include "hmm/hmmfile.hpp"
 #include "hmm/search_internal.hpp"
+#include "hmm_test_support.hpp"
 #include "temp_dir.hpp"
 #include "testdata.hpp"
 #include "warpsearch/error.hpp"
@@ -35,15 +36,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-int run_capture(const std::string& cmd, std::string* out) {
-  FILE* p = ::popen((cmd + " 2>/dev/null").c_str(), "r");
-  if (p == nullptr) return -1;
-  std::array<char, 65536> buf{};
-  std::size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out->append(buf.data(), n);
-  const int st = ::pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+using hmmtest::run_capture;
 
 bool have_tool(const char* name) {
   std::string out;

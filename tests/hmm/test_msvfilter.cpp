@@ -128,13 +128,7 @@ TEST(MsvFilter, SaturationBoundaries) {
       OProfile om = convert_profile(config_profile(h, bg, 100));
       // Consensus of the whole model repeated r times: the score grows with r until it saturates.
       for (int r = 1; r <= 40; r++) {
-        Dsq d(1, kDsqSentinel);
-        for (int rep = 0; rep < r; rep++)
-          for (int k = 1; k <= M; k++) {
-            const auto& mk = h.mat[static_cast<std::size_t>(k)];
-            d.push_back(static_cast<uint8_t>(std::max_element(mk.begin(), mk.begin() + a.K) - mk.begin()));
-          }
-        d.push_back(kDsqSentinel);
+        const Dsq d = test::consensus_repeat_dsq(h, r);
         const int L = static_cast<int>(d.size()) - 2;
         reconfig_length(om, L);
         check_one(d, L, om);

@@ -24,36 +24,14 @@
 #include "hmm/rng.hpp"
 #include "hmm/stotrace.hpp"
 #include "hmm/trace.hpp"
+#include "hmm_test_support.hpp"
 #include "testdata.hpp"
 
 namespace warpsearch::hmm {
 namespace {
 
-struct Problem {
-  OProfile om;
-  Dsq dsq;
-  int L = 0;
-  Omx fwd, bck, pp;
-};
-
-Problem make_problem(const Hmm& h, const Dsq& dsq, int L) {
-  Problem p;
-  Bg bg = make_bg(*h.abc);
-  set_length(bg, L);
-  const Profile gm = config_profile(h, bg, L, ProfileMode::kLocal);
-  p.om = convert_profile(gm);
-  reconfig_length(p.om, L);
-  p.dsq = dsq;
-  p.L = L;
-  p.fwd = make_omx(h.M, L, true);
-  p.bck = make_omx(h.M, L, true);
-  p.pp = make_omx(h.M, L, true);
-  FlushToZeroScope ftz;
-  forward(p.dsq, L, p.om, p.fwd);
-  backward(p.dsq, L, p.om, p.fwd, p.bck);
-  EXPECT_TRUE(decoding(p.om, p.fwd, p.bck, p.pp));
-  return p;
-}
+using Problem = hmmtest::DecodedProblem;
+using hmmtest::make_decoded_problem;
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof(float)) == 0; }
 
@@ -224,7 +202,7 @@ TEST(HmmNull2, ByExpectationRandomModels) {
       for (int L : {1, 3, 25, 200}) {
         const Hmm h = h2test::random_hmm(gen, M, a, false);
         const Dsq dsq = h2test::random_dsq(gen, L, a, 0.05);
-        Problem p = make_problem(h, dsq, L);
+        Problem p = make_decoded_problem(h, dsq, L);
         check_expectation(p);
         if (HasFatalFailure()) {
           ADD_FAILURE() << "M=" << M << " L=" << L;
@@ -242,7 +220,7 @@ TEST(HmmNull2, ByTraceOnSampledTraces) {
     const Hmm h = h2test::random_hmm(gen, M, a, false);
     const int L = 90;
     const Dsq dsq = h2test::random_dsq(gen, L, a);
-    Problem p = make_problem(h, dsq, L);
+    Problem p = make_decoded_problem(h, dsq, L);
     Rng rng(42, RngKind::kFast);
     bool saw_insert = false;
     for (int n = 0; n < 40; ++n) {
@@ -279,7 +257,7 @@ TEST(HmmNull2, RealModel) {
   planted.insert(planted.end(), dsq.begin() + 76, dsq.end() - 1);
   planted.push_back(kDsqSentinel);
   const int L = static_cast<int>(planted.size()) - 2;
-  Problem p = make_problem(h, planted, L);
+  Problem p = make_decoded_problem(h, planted, L);
   check_expectation(p);
 }
 

@@ -26,6 +26,7 @@
 #include "hmm/rng.hpp"
 #include "hmm/stotrace.hpp"
 #include "hmm/trace.hpp"
+#include "hmm_test_support.hpp"
 #include "testdata.hpp"
 #include "warpsearch/error.hpp"
 
@@ -34,31 +35,8 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-struct Problem {
-  OProfile om;
-  Dsq dsq;
-  int L = 0;
-  Omx fwd, bck, pp;
-};
-
-Problem make_problem(const Hmm& h, const Dsq& dsq, int L) {
-  Problem p;
-  Bg bg = make_bg(*h.abc);
-  set_length(bg, L);
-  const Profile gm = config_profile(h, bg, L, ProfileMode::kLocal);
-  p.om = convert_profile(gm);
-  reconfig_length(p.om, L);
-  p.dsq = dsq;
-  p.L = L;
-  p.fwd = make_omx(h.M, L, true);
-  p.bck = make_omx(h.M, L, true);
-  p.pp = make_omx(h.M, L, true);
-  FlushToZeroScope ftz;
-  forward(p.dsq, L, p.om, p.fwd);
-  backward(p.dsq, L, p.om, p.fwd, p.bck);
-  EXPECT_TRUE(decoding(p.om, p.fwd, p.bck, p.pp));
-  return p;
-}
+using Problem = hmmtest::DecodedProblem;
+using hmmtest::make_decoded_problem;
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof(float)) == 0; }
 
@@ -359,7 +337,7 @@ TEST(HmmOptAcc, RandomModelsMatchReferences) {
     for (int L : {1, 2, 5, 30, 120}) {
       const Hmm h = h2test::random_hmm(gen, M, a, false);
       const Dsq dsq = h2test::random_dsq(gen, L, a, 0.05);
-      Problem p = make_problem(h, dsq, L);
+      Problem p = make_decoded_problem(h, dsq, L);
       check_problem(p, 20);
       if (HasFatalFailure()) {
         ADD_FAILURE() << "M=" << M << " L=" << L;
@@ -376,7 +354,7 @@ TEST(HmmOptAcc, DnaAndUngappedModels) {
     for (bool ungapped : {false, true}) {
       const Hmm h = h2test::random_hmm(gen, M, a, ungapped);
       const Dsq dsq = h2test::random_dsq(gen, 80, a, 0.02);
-      Problem p = make_problem(h, dsq, 80);
+      Problem p = make_decoded_problem(h, dsq, 80);
       check_problem(p, 10);
       if (HasFatalFailure()) return;
     }
@@ -403,7 +381,7 @@ TEST(HmmOptAcc, RealModelOnEmittedLikeSequence) {
   for (int j = 0; j < 12; ++j) dsq.push_back(static_cast<uint8_t>(gen() % 20));
   dsq.push_back(kDsqSentinel);
   const int L = static_cast<int>(dsq.size()) - 2;
-  Problem p = make_problem(h, dsq, L);
+  Problem p = make_decoded_problem(h, dsq, L);
   check_problem(p, 50);
 }
 
@@ -412,7 +390,7 @@ TEST(HmmOptAcc, TraceRequiresEmptyTraceWithPosteriors) {
   const Abc& a = abc(AbcType::kAmino);
   const Hmm h = h2test::random_hmm(gen, 6, a, false);
   const Dsq dsq = h2test::random_dsq(gen, 10, a);
-  Problem p = make_problem(h, dsq, 10);
+  Problem p = make_decoded_problem(h, dsq, 10);
   Omx ox = make_omx(6, 10, true);
   optimal_accuracy(p.om, p.pp, ox);
   Trace no_pp;

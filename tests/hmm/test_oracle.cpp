@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "hmm_test_support.hpp"
 #include "temp_dir.hpp"
 #include "testdata.hpp"
 #include "warpsearch/hmmsearch.hpp"
@@ -59,18 +60,7 @@ struct Texts {
   std::string report, tbl, dom, pfam, ali;
 };
 
-// The lines of text not starting with '#'.
-std::string data_lines(const std::string& text) {
-  std::string out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t eol = text.find('\n', pos);
-    if (eol == std::string::npos) eol = text.size() - 1;
-    if (text[pos] != '#') out.append(text, pos, eol - pos + 1);
-    pos = eol + 1;
-  }
-  return out;
-}
+using hmmtest::without_comment_lines;
 
 // The pipeline statistics lines of a report (the pass counts), for a focused message on mismatch.
 std::string pass_counts(const std::string& report) {
@@ -139,12 +129,12 @@ class Oracle : public ::testing::Test {
     const Texts ours = run_ours(options, hmm, db);
     EXPECT_FALSE(ref.report.empty());
     EXPECT_EQ(pass_counts(ours.report), pass_counts(ref.report));
-    EXPECT_EQ(data_lines(ours.tbl), data_lines(ref.tbl));
-    EXPECT_EQ(data_lines(ours.dom), data_lines(ref.dom));
-    EXPECT_EQ(data_lines(ours.pfam), data_lines(ref.pfam));
-    EXPECT_EQ(data_lines(ours.report), data_lines(ref.report));
+    EXPECT_EQ(without_comment_lines(ours.tbl), without_comment_lines(ref.tbl));
+    EXPECT_EQ(without_comment_lines(ours.dom), without_comment_lines(ref.dom));
+    EXPECT_EQ(without_comment_lines(ours.pfam), without_comment_lines(ref.pfam));
+    EXPECT_EQ(without_comment_lines(ours.report), without_comment_lines(ref.report));
     EXPECT_EQ(ours.ali, ref.ali);
-    return count_lines(data_lines(ref.tbl)) + count_lines(data_lines(ref.dom));
+    return count_lines(without_comment_lines(ref.tbl)) + count_lines(without_comment_lines(ref.dom));
   }
 
   // The first n records of a FASTA file, written into the scratch directory.

@@ -23,6 +23,7 @@
 #include "hmm/search_internal.hpp"
 #include "hmm/stats.hpp"
 #include "hmm/tophits.hpp"
+#include "hmm_test_support.hpp"
 #include "temp_dir.hpp"
 #include "testdata.hpp"
 #include "warpsearch/db.hpp"
@@ -705,18 +706,7 @@ Captured capture(const std::string& hmm, const std::string& db, const hmmsearch:
   return c;
 }
 
-// Lines that do not start with '#' (timing, dates and file names live in '#' lines).
-std::string without_comments(const std::string& text) {
-  std::string out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t eol = text.find('\n', pos);
-    if (eol == std::string::npos) eol = text.size() - 1;
-    if (text[pos] != '#') out.append(text, pos, eol - pos + 1);
-    pos = eol + 1;
-  }
-  return out;
-}
+using hmmtest::without_comment_lines;
 
 // Text without its "# Date:" lines.
 std::string without_date(const std::string& text) {
@@ -752,9 +742,9 @@ TEST(HmmsearchApi, OutputIsIndependentOfTheThreadCount) {
   for (const unsigned threads : {2u, 3u, 8u}) {
     o.threads = threads;
     const Captured c = capture(hmm, db, o);
-    EXPECT_EQ(without_comments(c.report), without_comments(one.report)) << threads;
-    EXPECT_EQ(without_comments(c.tbl), without_comments(one.tbl)) << threads;
-    EXPECT_EQ(without_comments(c.dom), without_comments(one.dom)) << threads;
+    EXPECT_EQ(without_comment_lines(c.report), without_comment_lines(one.report)) << threads;
+    EXPECT_EQ(without_comment_lines(c.tbl), without_comment_lines(one.tbl)) << threads;
+    EXPECT_EQ(without_comment_lines(c.dom), without_comment_lines(one.dom)) << threads;
     // pfamtblout's section headers are '#' lines, so only its tail's date line (which differs between
     // runs started in different seconds) is left out.
     EXPECT_EQ(without_date(c.pfam), without_date(one.pfam)) << threads;
@@ -837,10 +827,10 @@ TEST(HmmsearchApi, PackedDatabaseAndFastqGiveTheFastaResults) {
   EXPECT_GE(fa.summary.models[0].nreported, 45u);
   for (const std::string& db : {dir / "db.fq", dir / "packed", dir / "packed.wsdb"}) {
     const Captured c = capture(hmm, db, o);
-    EXPECT_EQ(without_comments(c.report), without_comments(fa.report)) << db;
-    EXPECT_EQ(without_comments(c.tbl), without_comments(fa.tbl)) << db;
-    EXPECT_EQ(without_comments(c.dom), without_comments(fa.dom)) << db;
-    EXPECT_EQ(without_comments(c.pfam), without_comments(fa.pfam)) << db;
+    EXPECT_EQ(without_comment_lines(c.report), without_comment_lines(fa.report)) << db;
+    EXPECT_EQ(without_comment_lines(c.tbl), without_comment_lines(fa.tbl)) << db;
+    EXPECT_EQ(without_comment_lines(c.dom), without_comment_lines(fa.dom)) << db;
+    EXPECT_EQ(without_comment_lines(c.pfam), without_comment_lines(fa.pfam)) << db;
   }
 }
 

@@ -18,6 +18,7 @@
 #include "hmm/bg.hpp"
 #include "hmm/hmmfile.hpp"
 #include "hmm/profile.hpp"
+#include "hmm_test_support.hpp"
 #include "testdata.hpp"
 #include "warpsearch/error.hpp"
 
@@ -273,27 +274,19 @@ TEST(Profile, RealModelsDirectRecomputationAndAnnotation) {
   }
 }
 
-bool run_capture(const std::string& cmd, std::string* out) {
-  FILE* p = ::popen((cmd + " 2>/dev/null").c_str(), "r");
-  if (p == nullptr) return false;
-  char buf[4096];
-  std::size_t n;
-  out->clear();
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
-  return ::pclose(p) == 0;
-}
+using hmmtest::run_capture;
 
 // hmmstat's "relent" is the mean over nodes of sum_x p_k(x) log2(p_k(x)/f(x)): the expectation of
 // our match scores under the match emissions, in bits. Printed with two decimals.
 TEST(Profile, MeanMatchRelativeEntropyMatchesHmmstat) {
   std::string probe;
-  if (!run_capture("hmmstat -h", &probe)) GTEST_SKIP() << "hmmstat (HMMER 3.3.2) not installed";
+  if (run_capture("hmmstat -h", &probe) != 0) GTEST_SKIP() << "hmmstat (HMMER 3.3.2) not installed";
   const auto files = real_model_files();
   if (files.empty()) GTEST_SKIP() << "no test models";
   for (const auto& f : files) {
     SCOPED_TRACE(f);
     std::string out;
-    ASSERT_TRUE(run_capture("hmmstat '" + f + "'", &out));
+    ASSERT_EQ(run_capture("hmmstat '" + f + "'", &out), 0);
     std::vector<double> relent;
     std::istringstream lines(out);
     std::string line;

@@ -23,56 +23,18 @@
 #include "hmm/rng.hpp"
 #include "hmm/stotrace.hpp"
 #include "hmm/trace.hpp"
+#include "hmm_test_support.hpp"
 #include "testdata.hpp"
 #include "warpsearch/error.hpp"
 
 namespace warpsearch::hmm {
 namespace {
 
-/// A configured model, a sequence and its full Forward / posterior matrices (as domain definition has).
-struct Problem {
-  OProfile om;
-  Dsq dsq;
-  int L = 0;
-  Omx fwd, bck, pp;
-};
-
-Problem make_problem(const Hmm& h, const Dsq& dsq, int L) {
-  Problem p;
-  Bg bg = make_bg(*h.abc);
-  set_length(bg, L);
-  const Profile gm = config_profile(h, bg, L, ProfileMode::kLocal);
-  p.om = convert_profile(gm);
-  reconfig_length(p.om, L);
-  p.dsq = dsq;
-  p.L = L;
-  p.fwd = make_omx(h.M, L, true);
-  p.bck = make_omx(h.M, L, true);
-  p.pp = make_omx(h.M, L, true);
-  FlushToZeroScope ftz;
-  forward(p.dsq, L, p.om, p.fwd);
-  backward(p.dsq, L, p.om, p.fwd, p.bck);
-  EXPECT_TRUE(decoding(p.om, p.fwd, p.bck, p.pp));
-  return p;
-}
+using Problem = hmmtest::DecodedProblem;
+using hmmtest::make_decoded_problem;
 
 // ---- non-striped reference: the same products, read through (node, row) accessors ----------------
-
-float fnorm_ref(float* v, int n) {  // esl_vec_FNorm
-  float sum = 0.0f, c = 0.0f;
-  for (int j = 0; j < n; ++j) {
-    const float y = v[j] - c;
-    const float t = sum + y;
-    c = (t - sum) - y;
-    sum = t;
-  }
-  if (sum != 0.0f) {
-    for (int j = 0; j < n; ++j) v[j] /= sum;
-  } else {
-    for (int j = 0; j < n; ++j) v[j] = static_cast<float>(1.0 / static_cast<double>(n));
-  }
-  return sum;
-}
+// (path weights are normalized with the library's fnorm, esl_vec_FNorm, as the striped code does)
 
 /// Value of cell s at (i, k), 0 for k == 0 (the zero shifted into lane 0 of vector 0).
 float cell(const Omx& ox, int s, int i, int k) { return k == 0 ? 0.0f : ox.get_mdi(s, i, k); }
@@ -92,7 +54,7 @@ void reference_trace(Rng& rng, int L, const OProfile& om, const Omx& fwd, Trace&
                     cell(fwd, kOmxM, i - 1, k - 1) * om.fwd_trans(kOMM, k),
                     cell(fwd, kOmxI, i - 1, k - 1) * om.fwd_trans(kOIM, k),
                     cell(fwd, kOmxD, i - 1, k - 1) * om.fwd_trans(kODM, k)};
-      fnorm_ref(p, 4);
+      fnorm(p, 4);
       const TraceState st[4] = {kTB, kTM, kTI, kTD};
       s1 = st[rng.fchoose(p, 4)];
       --k;
@@ -100,13 +62,13 @@ void reference_trace(Rng& rng, int L, const OProfile& om, const Omx& fwd, Trace&
     } else if (s0 == kTD) {
       float p[2] = {cell(fwd, kOmxM, i, k - 1) * trans(om, kOMD, k - 1),
                     cell(fwd, kOmxD, i, k - 1) * trans(om, kODD, k - 1)};
-      fnorm_ref(p, 2);
+      fnorm(p, 2);
       s1 = rng.fchoose(p, 2) == 0 ? kTM : kTD;
       --k;
     } else if (s0 == kTI) {
       float p[2] = {fwd.get_mdi(kOmxM, i - 1, k) * om.fwd_trans(kOMI, k),
                     fwd.get_mdi(kOmxI, i - 1, k) * om.fwd_trans(kOII, k)};
-      fnorm_ref(p, 2);
+      fnorm(p, 2);
       s1 = rng.fchoose(p, 2) == 0 ? kTM : kTI;
       --i;
     } else if (s0 == kTN) {
@@ -117,7 +79,7 @@ void reference_trace(Rng& rng, int L, const OProfile& om, const Omx& fwd, Trace&
       const int em = s0 == kTC ? kOMove : kOLoop;
       float p[2] = {fwd.x(i - 1, xs) * om.xf[os][kOLoop],
                     fwd.x(i, kOmxE) * om.xf[kOE][em] * fwd.x(i, kOmxScale)};
-      fnorm_ref(p, 2);
+      fnorm(p, 2);
       s1 = rng.fchoose(p, 2) == 0 ? s0 : kTE;
     } else if (s0 == kTE) {
       // Striped scan order: vector q, M lanes then D lanes; node of (q, r) is r*Q + q + 1.
@@ -145,7 +107,7 @@ void reference_trace(Rng& rng, int L, const OProfile& om, const Omx& fwd, Trace&
       if (s1 == kTBogus) return;
     } else if (s0 == kTB) {
       float p[2] = {fwd.x(i, kOmxN) * om.xf[kON][kOMove], fwd.x(i, kOmxJ) * om.xf[kOJ][kOMove]};
-      fnorm_ref(p, 2);
+      fnorm(p, 2);
       s1 = rng.fchoose(p, 2) == 0 ? kTN : kTJ;
     }
     tr.append(s1, k, i);
@@ -173,7 +135,7 @@ TEST(HmmStoTrace, ValidAndEqualToReferenceOnRandomModels) {
     for (int L : {1, 2, 7, 40, 150}) {
       const Hmm h = h2test::random_hmm(gen, M, a, false);
       const Dsq dsq = h2test::random_dsq(gen, L, a, 0.05);
-      Problem p = make_problem(h, dsq, L);
+      Problem p = make_decoded_problem(h, dsq, L);
       Rng r1(42, RngKind::kFast), r2(42, RngKind::kFast);
       for (int n = 0; n < 30; ++n) {
         Trace t1(true), t2;
@@ -218,7 +180,7 @@ TEST(HmmStoTrace, RealModelsAndHomologs) {
   add_random(25);
   dsq.push_back(kDsqSentinel);
   const int L = static_cast<int>(dsq.size()) - 2;
-  Problem p = make_problem(h, dsq, L);
+  Problem p = make_decoded_problem(h, dsq, L);
   Rng r1(42, RngKind::kFast), r2(42, RngKind::kFast);
   int with_two = 0;
   for (int n = 0; n < 200; ++n) {
@@ -239,7 +201,7 @@ TEST(HmmStoTrace, SampleFrequenciesMatchPosteriors) {
   const Hmm h = h2test::random_hmm(gen, 4, a, false);
   const int L = 7;
   const Dsq dsq = h2test::random_dsq(gen, L, a);
-  Problem p = make_problem(h, dsq, L);
+  Problem p = make_decoded_problem(h, dsq, L);
   const int M = h.M;
   const int nsamples = 40000;
   // counts[i][k][s]: M and I usage per residue; xcounts[i][N/C/J] emissions.
@@ -287,7 +249,7 @@ TEST(HmmStoTrace, RejectsNonEmptyTrace) {
   const Abc& a = abc(AbcType::kAmino);
   const Hmm h = h2test::random_hmm(gen, 6, a, false);
   const Dsq dsq = h2test::random_dsq(gen, 10, a);
-  Problem p = make_problem(h, dsq, 10);
+  Problem p = make_decoded_problem(h, dsq, 10);
   Rng rng(42, RngKind::kFast);
   Trace tr;
   tr.append(kTS, 0, 0);
