@@ -67,7 +67,9 @@ int run(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 prints the message (or the help); a command-line mistake is a usage error (exit status 2),
+    // like the checks the commands make themselves, whatever CLI11's own code for it.
+    return app.exit(e) == 0 ? 0 : exit_code(ErrorKind::kUsage);
   }
   return 0;
 }

@@ -32,9 +32,13 @@ TEST(CliMain, NoCommandIsAUsageError) {
 }
 
 TEST(CliMain, UnknownOptionAndBadDeviceAreUsageErrors) {
-  EXPECT_NE(run_cli("--no-such-option dbinfo x").status, 0);
+  // Mistakes the option parser catches exit with the usage status 2, like the commands' own checks.
+  EXPECT_EQ(run_cli("--no-such-option dbinfo x").status, 2);
+  EXPECT_EQ(run_cli("hmmsearch --cpu").status, 2);                 // missing value
+  EXPECT_EQ(run_cli("align --query a.fa --target").status, 2);     // missing value
+  EXPECT_EQ(run_cli("hmmsearch --cpu -3 m.hmm db.fa").status, 2);  // out of range
   const CliRun r = run_cli("--device tpu devices");
-  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("--device"), std::string::npos) << r.out;
 }
 
