@@ -414,47 +414,9 @@ TEST(GpuPassEmulated, WideLanes) {
 }
 
 TEST(GpuPassEmulated, EdgeCases) {
-  const Alphabet prot = Alphabet::protein();
-  const Alphabet dna = Alphabet::dna();
-  std::mt19937_64 rng(0x9e05);
   for (const Mode mode : kModes) {
-    JobSet b62(PassModel::make(ScoringMatrix::builtin("BLOSUM62"), {11, 1}, mode));
-    JobSet d11(PassModel::make(ScoringMatrix::dna(1, -1), {0, 1}, mode));
-    for (std::uint8_t a = 0; a < kProteinCodes; a = static_cast<std::uint8_t>(a + 2))
-      for (std::uint8_t c = 0; c < kProteinCodes; c = static_cast<std::uint8_t>(c + 5))
-        b62.add(Seq{a}, Seq{c}, false, "1 x 1");
-    for (const auto& [q, t] : {std::pair{"AAAA", "CCCCCC"}, std::pair{"A", "C"}, std::pair{"GGGG", "T"}})
-      d11.add(encode(q, dna), encode(t, dna), false, std::string("all mismatch ") + q);
-    b62.add(encode("W", prot), encode("P", prot), false, "W/P");
-    for (std::size_t len = 1; len <= 40; len += 3) {
-      const Seq p = random_seq(rng, len, prot);
-      const Seq d = random_seq(rng, len, dna);
-      Seq xs = p, ns = d;
-      for (std::size_t i = 0; i < len; i += 3) xs[i] = kProteinUnknown;
-      for (std::size_t i = 0; i < len; i += 2) ns[i] = kDnaUnknown;
-      b62.add(p, p, false, "identical " + std::to_string(len));
-      b62.add(xs, p, len % 2 == 0, "X-masked " + std::to_string(len));
-      b62.add(Seq(len, kProteinUnknown), p, false, "all X " + std::to_string(len));
-      d11.add(d, d, true, "identical dna " + std::to_string(len));
-      d11.add(ns, d, false, "N-masked dna " + std::to_string(len));
-      d11.add(Seq(len, kDnaUnknown), Seq(len + 3, kDnaUnknown), false, "all N " + std::to_string(len));
-    }
-    const char* repeats[][2] = {{"AC", "ACACACACACACAC"},
-                                {"ACACACACACACAC", "AC"},
-                                {"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAAA"},
-                                {"ACGTACGTACGTACGTACGTACGTACGTACGTACGTACGT", "ACGTACGTACGT"},
-                                {"GATTACA", "GATTACAGATTACAGATTACA"}};
-    for (const auto& r : repeats) {
-      d11.add(encode(r[0], dna), encode(r[1], dna), false, std::string("dna repeat ") + r[0]);
-      d11.add(encode(r[0], dna), encode(r[1], dna), true, std::string("dna repeat reversed ") + r[0]);
-      b62.add(encode(r[0], prot), encode(r[1], prot), false, std::string("protein repeat ") + r[0]);
-    }
-    b62.add(Seq(257, 0), Seq(300, 0), false, "poly-A 257 x 300");
-    Seq period(200), period_t(333);
-    for (std::size_t i = 0; i < period.size(); ++i) period[i] = static_cast<std::uint8_t>(i % 3);
-    for (std::size_t i = 0; i < period_t.size(); ++i) period_t[i] = static_cast<std::uint8_t>(i % 3);
-    b62.add(period, period_t, false, "period-3 200 x 333");
-    d11.add(period_t, period, true, "period-3 333 x 200 reversed");
+    const auto [b62, d11] =
+        edge_case_sets(mode, {.seed = 0x9e05, .a_step = 2, .c_step = 5, .max_len = 40, .len_step = 3});
     check_emulated(b62, PassPolicy{}, big_caps(), std::string("edge protein ") + mode_label(mode));
     check_emulated(d11, PassPolicy{}, big_caps(), std::string("edge dna ") + mode_label(mode));
   }
