@@ -1,0 +1,22 @@
+// gpu_runner.hpp: the CUDA tier of the scan (kernel 1): a SectionRunner (sections.hpp) on one GPU that
+// computes exactly the column records and column states of reference_columns() (reference.hpp).
+//
+// Host-only header, usable in every build; the definition exists only in CUDA builds
+// (src/scan/cuda/gpu_runner.cu), so callers guard its use with WARPSEARCH_HAVE_CUDA.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "scan/model.hpp"
+#include "scan/sections.hpp"
+
+namespace warpsearch::scan {
+
+// Uses CUDA device `device`. The query is uploaded once; targets arrive through begin_target().
+// Throws Error(kGpu) on CUDA failures (no such device, out of memory, ...).
+std::unique_ptr<SectionRunner> make_gpu_runner(const ScanModel& model, std::span<const std::uint8_t> query,
+                                               int device);
+
+}  // namespace warpsearch::scan
