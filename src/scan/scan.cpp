@@ -1,0 +1,512 @@
+// scan.cpp: the scan driver (scan.hpp): Config::validate, parse_strand_mode and Scanner, which streams
+// the target file through the section engine (sections.hpp) on CPU threads or GPUs, keeps the query's
+// global candidate pool (select.hpp), rescans with a larger pool until the selection is provably
+// exact, and traces the reported alignments back (traceback.hpp, kernel 2).
+//
+// Per query (Scanner::scan):
+//   1. Query codes: residues inside soft-mask runs become N / X when Config::soft_mask is set. The plus
+//      strand scans the query, the minus strand its reverse complement (strand.hpp), both against the
+//      forward target. Protein scans are plus only. One runner set per strand (one runner per selected
+//      GPU, or one CPU runner), made for this query.
+//   2. Scan pass: target records are read one at a time with the matrix's alphabet; every record is
+//      listed in QueryResult::targets (file order = Hit::target_index = Candidate::seq); empty records
+//      are counted (ScanStats::empty_targets) and not scanned; masked like the query. Each record and
+//      strand goes through scan_sections() with the pool's admission score as the minimum (ties pass)
+//      and the pool capacity as the limit, and the list into the pool.
+//   3. pool.select(top, min_score); when it is not exact the whole scan pass is repeated with 16 times
+//      the capacity (ScanStats::rescans) until it is: the result never depends on the pool size.
+//   4. Traceback pass: reads the target file again, keeping only records with reported hits (one at a
+//      time) and stopping after the last one needed; the hits of a record are traced in parallel on
+//      the thread pool. The scan pass's last record is still in memory and is used directly, so a
+//      single-sequence target file is never read twice for tracebacks.
+//   stdin ("-") cannot be read twice: its records (prepared codes) are kept in memory during the first
+//   scan pass, and rescans and tracebacks use that copy.
+//
+// Wrong-alphabet targets: the reader maps letters outside the alphabet to N / X silently, so the driver
+// checks the file's first non-empty records (until at least 64 Ki residues, or all of them) with
+// guess_alphabet's rule -- nucleotide when >= 90% of the letters are A, C, G, T/U or N -- before scanning
+// any of them, and reports a mismatch with the matrix as Error(kInput, ..., file, line of the first
+// record). Letters the reader mapped to N count as non-nucleotide.
+//
+// E-values: when stats::gapped_params() knows the scoring, E = K * m * N * exp(-lambda * S) with the raw
+// search space m = query length, N = total target residues x strands searched (no edge/length
+// correction); bits = (lambda * S - ln K) / ln 2.
+#include "warpsearch/scan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <map>
+#include <optional>
+#include <span>
+
+#include "scan/model.hpp"
+#include "scan/sections.hpp"
+#include "scan/select.hpp"
+#include "scan/strand.hpp"
+#include "scan/traceback.hpp"
+#include "stats/karlin.hpp"
+#if WARPSEARCH_HAVE_CUDA
+#include "scan/gpu_runner.hpp"
+#endif
+#include "warpsearch/error.hpp"
+#include "warpsearch/seqio.hpp"
+#include "warpsearch/thread_pool.hpp"
+
+namespace warpsearch::scan {
+
+std::optional<StrandMode> parse_strand_mode(std::string_view text) {
+  if (text == "both") return StrandMode::kBoth;
+  if (text == "plus") return StrandMode::kPlus;
+  if (text == "minus") return StrandMode::kMinus;
+  return std::nullopt;
+}
+
+void Config::validate() const {
+  const AlphabetKind kind = matrix.alphabet();
+  if (kind != AlphabetKind::kDna && kind != AlphabetKind::kRna && kind != AlphabetKind::kProtein)
+    throw Error(ErrorKind::kUsage, fmt::format("scoring matrix {} has an unknown alphabet", matrix.name()));
+  if (matrix.max_score() <= 0)
+    throw Error(
+        ErrorKind::kUsage,
+        fmt::format("scoring matrix {} has no positive score: no local alignment exists", matrix.name()));
+  gaps.validate();
+  if (gaps.open + gaps.extend < 1)
+    throw Error(ErrorKind::kUsage, "gap open + gap extend must be at least 1 (a gap must cost something)");
+  if (top < 1) throw Error(ErrorKind::kUsage, "the number of alignments to report (top) must be at least 1");
+  if (min_score < 1)
+    throw Error(ErrorKind::kUsage, fmt::format("minimum score {} must be at least 1", min_score));
+  if (kind == AlphabetKind::kProtein && strands == StrandMode::kMinus)
+    throw Error(ErrorKind::kUsage,
+                "the minus strand needs a nucleotide scoring matrix (protein scans are plus only)");
+  if (overlap < 0)
+    throw Error(ErrorKind::kUsage, fmt::format("section overlap {} must not be negative", overlap));
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Residues sampled for the alphabet check (the reader's own guess looks at up to 64 KiB).
+constexpr std::uint64_t kAlphabetSample = 64 * 1024;
+
+// A non-empty target record ready to scan: soft mask applied.
+struct PreparedTarget {
+  std::uint32_t index = 0;  // record index in the file
+  std::vector<std::uint8_t> codes;
+};
+
+// guess_alphabet's rule over the first records' residues (see the file comment).
+class AlphabetCheck {
+ public:
+  explicit AlphabetCheck(const Alphabet& alphabet) : alphabet_(alphabet) {
+    for (const char c : std::string_view("ACGTUN")) {
+      const auto code = alphabet.code(c);
+      if (code) nucleotide_code_[*code] = true;
+    }
+  }
+  bool decided() const { return decided_; }
+  bool full() const { return total_ >= kAlphabetSample; }
+  // `foreign` letters of this record were mapped to the unknown code by the reader.
+  void add(std::span<const std::uint8_t> codes, std::uint64_t foreign, std::uint64_t line) {
+    if (total_ == 0) first_line_ = line;
+    for (const std::uint8_t c : codes) nucleotide_ += c < kMaxCodes && nucleotide_code_[c] ? 1 : 0;
+    // Foreign letters became N (nucleotide) or X (protein); only N is counted above.
+    if (alphabet_.is_nucleotide()) nucleotide_ -= std::min(nucleotide_, foreign);
+    total_ += codes.size();
+  }
+  // Throws when the sample's guessed kind does not match the matrix's.
+  void check(const std::string& path, const std::string& matrix_name) {
+    decided_ = true;
+    if (total_ == 0) return;
+    const bool looks_nucleotide = static_cast<double>(nucleotide_) >= 0.9 * static_cast<double>(total_);
+    if (looks_nucleotide == alphabet_.is_nucleotide()) return;
+    throw Error(
+        ErrorKind::kInput,
+        fmt::format("the target sequences look like {} ({} of the first {} residues are A, C, G, T/U or "
+                    "N) but the scoring matrix {} is {}",
+                    looks_nucleotide ? "nucleotide" : "protein", nucleotide_, total_, matrix_name,
+                    to_string(alphabet_.kind())),
+        path, first_line_);
+  }
+
+ private:
+  Alphabet alphabet_;
+  bool nucleotide_code_[kMaxCodes] = {};
+  std::uint64_t nucleotide_ = 0, total_ = 0, first_line_ = 0;
+  bool decided_ = false;
+};
+
+std::size_t default_pool(std::size_t top) {
+  const std::size_t scaled =
+      top > std::numeric_limits<std::size_t>::max() / 64 ? std::numeric_limits<std::size_t>::max() : 64 * top;
+  return std::max<std::size_t>(scaled, 65536);
+}
+
+Config validated(Config config) {
+  config.validate();
+  return config;
+}
+
+// Everything a Scanner holds (Scanner::Impl derives from it, so the query code below can name it).
+struct Core {
+  Config config;
+  ScanModel model;
+  Alphabet alphabet;
+  DeviceSelection selection;
+  mutable ThreadPool pool;  // tracebacks
+  std::optional<stats::KarlinParams> karlin;
+  bool plus = true, minus = false;
+
+  explicit Core(Config cfg)
+      : config(validated(std::move(cfg))),
+        model(ScanModel::make(config.matrix, config.gaps)),
+        alphabet(config.matrix.alphabet()),
+        selection(select_devices(config.device, config.gpus)),
+        pool(config.threads),
+        karlin(stats::gapped_params(config.matrix, config.gaps)) {
+    const bool nucleotide = alphabet.is_nucleotide();
+    plus = !nucleotide || config.strands != StrandMode::kMinus;
+    minus = nucleotide && config.strands != StrandMode::kPlus;
+  }
+
+  // One runner per selected GPU, or one CPU runner, for these query codes.
+  std::vector<std::unique_ptr<SectionRunner>> make_runners(std::span<const std::uint8_t> query) const {
+    std::vector<std::unique_ptr<SectionRunner>> runners;
+#if WARPSEARCH_HAVE_CUDA
+    if (selection.use_gpu) {
+      for (const DeviceInfo& d : selection.devices) runners.push_back(make_gpu_runner(model, query, d.id));
+      return runners;
+    }
+#endif
+    if (selection.use_gpu) throw Error(ErrorKind::kInternal, "GPU selected in a build without CUDA");
+    runners.push_back(make_cpu_runner(model, query, config.threads));
+    return runners;
+  }
+
+  // Memory for traceback pointers per concurrent traceback (4 GiB shared by the pool, at least 64 MiB).
+  TracebackLimits traceback_limits() const {
+    TracebackLimits limits;
+    limits.max_matrix_bytes =
+        std::max<std::uint64_t>(std::uint64_t{64} << 20, (std::uint64_t{4} << 30) / pool.size());
+    return limits;
+  }
+
+  ReaderOptions reader_options() const {
+    ReaderOptions options;
+    options.alphabet = alphabet.kind();
+    options.allow_empty_sequences = true;
+    return options;
+  }
+};
+
+// The state of one Scanner::scan call.
+class QueryRun {
+ public:
+  QueryRun(const Core& impl, const Sequence& query, const std::string& path)
+      : impl_(impl), query_(query), path_(path), from_stdin_(path == "-") {}
+
+  QueryResult run() {
+    const auto start = Clock::now();
+    result_.query_name = query_.name;
+    result_.query_length = query_.length();
+    prepare_query();
+    std::size_t capacity = impl_.config.pool != 0 ? impl_.config.pool : default_pool(impl_.config.top);
+    CandidatePool::Selection selection;
+    for (bool first = true;; first = false) {
+      CandidatePool pool(capacity);
+      pool_limit_ = capacity;
+      if (first)
+        first_pass(pool);
+      else
+        rescan_pass(pool);
+      selection = pool.select(impl_.config.top, impl_.config.min_score);
+      if (selection.exact) break;
+      if (capacity > std::numeric_limits<std::size_t>::max() / 16)
+        throw Error(ErrorKind::kInternal, "candidate pool selection is not exact at the largest capacity");
+      capacity *= 16;
+      ++result_.stats.rescans;
+    }
+    const std::uint64_t strands = (impl_.plus ? 1u : 0u) + (impl_.minus ? 1u : 0u);
+    ScanStats& st = result_.stats;
+    st.target_sequences = result_.targets.size();
+    st.cells = static_cast<std::uint64_t>(query_codes_.size()) * st.target_residues * strands;
+    make_hits(selection.reported, strands);
+    if (impl_.config.traceback && !selection.reported.empty()) traceback_pass(selection.reported);
+    st.total_seconds = seconds_since(start);
+    return std::move(result_);
+  }
+
+ private:
+  void prepare_query() {
+    const std::uint64_t m = query_.length();
+    if (m == 0) throw Error(ErrorKind::kInput, fmt::format("query '{}' is empty", query_.name));
+    if (m > static_cast<std::uint64_t>(kMaxLength))
+      throw Error(ErrorKind::kInput, fmt::format("query '{}' has {} residues; the scan supports at most {}",
+                                                 query_.name, m, kMaxLength));
+    const int size = impl_.alphabet.size();
+    for (const std::uint8_t c : query_.residues)
+      if (c >= size)
+        throw Error(ErrorKind::kInput, fmt::format("query '{}' has residue code {}, not a {} code",
+                                                   query_.name, c, to_string(impl_.alphabet.kind())));
+    query_codes_ = query_.residues;
+    if (impl_.config.soft_mask) apply_soft_mask(query_codes_, query_.soft_mask, impl_.alphabet.unknown());
+    if (impl_.plus) {
+      plus_runners_ = impl_.make_runners(query_codes_);
+      for (auto& r : plus_runners_) plus_ptrs_.push_back(r.get());
+    }
+    if (impl_.minus) {
+      rc_codes_ = reverse_complement(query_codes_);
+      minus_runners_ = impl_.make_runners(rc_codes_);
+      for (auto& r : minus_runners_) minus_ptrs_.push_back(r.get());
+    }
+  }
+
+  // Applies the soft mask (when enabled) and checks the 32-bit limits.
+  PreparedTarget prepare(Sequence& seq, std::uint32_t index) const {
+    if (!fits_int32(impl_.model, static_cast<std::int64_t>(query_codes_.size()),
+                    static_cast<std::int64_t>(seq.length())))
+      throw Error(ErrorKind::kInput,
+                  fmt::format("target '{}' ({} residues) against query '{}' ({} residues) exceeds the scan's "
+                              "32-bit limits (at most {} residues each, and max score x shorter length below "
+                              "2^30)",
+                              seq.name, seq.length(), query_.name, query_codes_.size(), kMaxLength),
+                  path_, seq.line);
+    PreparedTarget t;
+    t.index = index;
+    t.codes = std::move(seq.residues);
+    if (impl_.config.soft_mask) apply_soft_mask(t.codes, seq.soft_mask, impl_.alphabet.unknown());
+    return t;
+  }
+
+  // Scans one prepared target on every strand into the pool.
+  void scan_target(const PreparedTarget& t, CandidatePool& pool) {
+    const auto start = Clock::now();
+    const SectionPlanOptions options{impl_.config.overlap};
+    auto one = [&](std::span<SectionRunner* const> runners, Strand strand) {
+      SectionStats ss;
+      const std::int32_t min_score = std::max(impl_.config.min_score, pool.admission_score());
+      CandidateList list = scan_sections(runners, t.codes, static_cast<std::int64_t>(query_codes_.size()),
+                                         t.index, strand, min_score, pool_limit_, options, &ss);
+      pool.add(list);
+      result_.stats.sections += ss.sections;
+      result_.stats.fixups += ss.fixups;
+      result_.stats.computed_cells += ss.cells;
+    };
+    if (impl_.plus) one(plus_ptrs_, Strand::kPlus);
+    if (impl_.minus) one(minus_ptrs_, Strand::kMinus);
+    result_.stats.kernel1_seconds += seconds_since(start);
+  }
+
+  SequenceReader open() const { return SequenceReader(path_, impl_.reader_options()); }
+
+  void first_pass(CandidatePool& pool) {
+    SequenceReader reader = open();
+    Sequence seq;
+    AlphabetCheck check(impl_.alphabet);
+    std::vector<PreparedTarget> pending;  // read before the alphabet check could decide
+    std::uint64_t unknown_before = 0;
+    auto deliver = [&](PreparedTarget&& t) {
+      scan_target(t, pool);
+      if (from_stdin_)
+        buffer_.push_back(std::move(t));
+      else
+        last_ = std::move(t);
+    };
+    auto decide = [&] {
+      check.check(path_, impl_.config.matrix.name());
+      for (PreparedTarget& t : pending) deliver(std::move(t));
+      pending.clear();
+    };
+    while (reader.next(seq)) {
+      const std::uint64_t foreign = reader.unknown_letters() - unknown_before;
+      unknown_before = reader.unknown_letters();
+      if (result_.targets.size() > std::numeric_limits<std::uint32_t>::max())
+        throw Error(ErrorKind::kInput, "more than 2^32 target sequences", path_, seq.line);
+      const auto index = static_cast<std::uint32_t>(result_.targets.size());
+      result_.targets.emplace_back(seq.name, seq.length());
+      if (seq.residues.empty()) {
+        ++result_.stats.empty_targets;
+        continue;
+      }
+      result_.stats.target_residues += seq.length();
+      if (!check.decided()) check.add(seq.residues, foreign, seq.line);
+      PreparedTarget t = prepare(seq, index);
+      if (check.decided()) {
+        deliver(std::move(t));
+        continue;
+      }
+      pending.push_back(std::move(t));
+      if (check.full()) decide();
+    }
+    if (!check.decided()) decide();
+  }
+
+  void rescan_pass(CandidatePool& pool) {
+    if (from_stdin_) {
+      for (const PreparedTarget& t : buffer_) scan_target(t, pool);
+      return;
+    }
+    read_again(
+        [&](PreparedTarget&& t) {
+          scan_target(t, pool);
+          last_ = std::move(t);
+          return true;
+        },
+        std::numeric_limits<std::uint32_t>::max());
+  }
+
+  // Reads the file again up to record `last_index`, checking it against the first pass, and calls
+  // fn(target) for each non-empty record for which wanted(index) holds (fn returns false to stop).
+  template <class Fn, class Wanted>
+  void read_again(Fn&& fn, std::uint32_t last_index, Wanted&& wanted) {
+    SequenceReader reader = open();
+    Sequence seq;
+    std::uint64_t index = 0;
+    while (index <= last_index && reader.next(seq)) {
+      if (index >= result_.targets.size() || result_.targets[index].first != seq.name ||
+          result_.targets[index].second != seq.length())
+        throw Error(ErrorKind::kIo, "the target file changed during the scan", path_, seq.line);
+      const auto i = static_cast<std::uint32_t>(index++);
+      if (seq.residues.empty() || !wanted(i)) continue;
+      if (!fn(prepare(seq, i))) return;
+    }
+    if (last_index == std::numeric_limits<std::uint32_t>::max() && index != result_.targets.size())
+      throw Error(ErrorKind::kIo, "the target file changed during the scan", path_);
+  }
+  template <class Fn>
+  void read_again(Fn&& fn, std::uint32_t last_index) {
+    read_again(std::forward<Fn>(fn), last_index, [](std::uint32_t) { return true; });
+  }
+
+  void make_hits(const std::vector<Candidate>& reported, std::uint64_t strands) {
+    const double space = static_cast<double>(query_codes_.size()) *
+                         static_cast<double>(result_.stats.target_residues) * static_cast<double>(strands);
+    result_.hits.reserve(reported.size());
+    for (const Candidate& c : reported) {
+      Hit hit;
+      set_hit_coordinates(hit, c, query_codes_.size());
+      hit.target_index = c.seq;
+      hit.target_name = result_.targets.at(c.seq).first;
+      hit.target_length = result_.targets.at(c.seq).second;
+      if (impl_.karlin) {
+        hit.evalue = stats::evalue(*impl_.karlin, c.score, space);
+        hit.bits = stats::bit_score(*impl_.karlin, c.score);
+      }
+      result_.hits.push_back(std::move(hit));
+    }
+  }
+
+  // Traces the hits of one target (positions into `reported`) in parallel.
+  void trace_target(const PreparedTarget& t, const std::vector<Candidate>& reported,
+                    const std::vector<std::size_t>& which) {
+    const auto start = Clock::now();
+    const TracebackLimits limits = impl_.traceback_limits();
+    std::vector<Alignment> alignments(which.size());
+    impl_.pool.parallel_for(which.size(), 1, [&](std::size_t b, std::size_t e) {
+      for (std::size_t k = b; k < e; ++k) {
+        const Candidate& c = reported[which[k]];
+        const std::span<const std::uint8_t> q =
+            c.strand == Strand::kMinus ? std::span<const std::uint8_t>(rc_codes_) : query_codes_;
+        alignments[k] = trace_alignment(impl_.model, q, t.codes, c, limits);
+      }
+    });
+    for (std::size_t k = 0; k < which.size(); ++k) {
+      Hit& hit = result_.hits[which[k]];
+      Alignment& a = alignments[k];
+      hit.cigar = std::move(a.cigar);
+      hit.matches = a.matches;
+      hit.mismatches = a.mismatches;
+      hit.gap_opens = a.gap_opens;
+      hit.gap_columns = a.gap_columns;
+      hit.length = a.length;
+    }
+    result_.stats.kernel2_seconds += seconds_since(start);
+  }
+
+  void traceback_pass(const std::vector<Candidate>& reported) {
+    std::map<std::uint32_t, std::vector<std::size_t>> by_target;  // record index -> hit positions
+    for (std::size_t k = 0; k < reported.size(); ++k) by_target[reported[k].seq].push_back(k);
+    if (from_stdin_) {
+      for (const auto& [index, which] : by_target) {
+        const auto it =
+            std::lower_bound(buffer_.begin(), buffer_.end(), index,
+                             [](const PreparedTarget& t, std::uint32_t i) { return t.index < i; });
+        if (it == buffer_.end() || it->index != index)
+          throw Error(ErrorKind::kInternal, "a hit's target record is not buffered");
+        trace_target(*it, reported, which);
+      }
+      return;
+    }
+    // The scan pass's last record is still in memory.
+    if (last_) {
+      const auto it = by_target.find(last_->index);
+      if (it != by_target.end()) {
+        trace_target(*last_, reported, it->second);
+        by_target.erase(it);
+      }
+      last_.reset();
+    }
+    if (by_target.empty()) return;
+    std::size_t remaining = by_target.size();
+    read_again(
+        [&](PreparedTarget&& t) {
+          trace_target(t, reported, by_target.at(t.index));
+          return --remaining > 0;
+        },
+        by_target.rbegin()->first, [&](std::uint32_t i) { return by_target.count(i) != 0; });
+    if (remaining != 0) throw Error(ErrorKind::kIo, "the target file changed during the scan", path_);
+  }
+
+  const Core& impl_;
+  const Sequence& query_;
+  const std::string& path_;
+  const bool from_stdin_;
+  QueryResult result_;
+  std::vector<std::uint8_t> query_codes_, rc_codes_;
+  std::vector<std::unique_ptr<SectionRunner>> plus_runners_, minus_runners_;
+  std::vector<SectionRunner*> plus_ptrs_, minus_ptrs_;
+  std::size_t pool_limit_ = 0;          // the pool's capacity: limit of each scanned list
+  std::vector<PreparedTarget> buffer_;  // stdin only: every non-empty record, in file order
+  std::optional<PreparedTarget> last_;  // files: the last record of the latest scan pass
+};
+
+}  // namespace
+
+struct Scanner::Impl : Core {
+  using Core::Core;
+};
+
+Scanner::Scanner(Config config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+Scanner::~Scanner() = default;
+
+const Config& Scanner::config() const { return impl_->config; }
+
+QueryResult Scanner::scan(const Sequence& query, const std::string& target_path) {
+  return QueryRun(*impl_, query, target_path).run();
+}
+
+std::string Scanner::describe() const {
+  if (impl_->selection.use_gpu) {
+    // Identical consecutive device names are grouped: "NAME x2".
+    std::string names;
+    const auto& devices = impl_->selection.devices;
+    for (std::size_t i = 0; i < devices.size();) {
+      std::size_t j = i;
+      while (j < devices.size() && devices[j].name == devices[i].name) ++j;
+      names += (names.empty() ? "" : ", ") + devices[i].name + (j - i > 1 ? fmt::format(" x{}", j - i) : "");
+      i = j;
+    }
+    return fmt::format("{} GPU{} ({}), {} CPU threads for traceback", devices.size(),
+                       devices.size() == 1 ? "" : "s", names, impl_->pool.size());
+  }
+  return fmt::format("CPU, {} threads", impl_->pool.size());
+}
+
+}  // namespace warpsearch::scan
