@@ -34,5 +34,6 @@ void register_dbinfo(CLI::App& app, const GlobalOptions& global);
 void register_devices(CLI::App& app, const GlobalOptions& global);
 void register_align(CLI::App& app, const GlobalOptions& global);
 void register_hmmsearch(CLI::App& app, const GlobalOptions& global);
+void register_scan(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace warpsearch::cli

@@ -59,6 +59,7 @@ int run(int argc, char** argv) {
   register_devices(app, global);
   register_align(app, global);
   register_hmmsearch(app, global);
+  register_scan(app, global);
 
   if (argc <= 1) {  // no command: show what there is, as a usage error
     std::fputs(app.help().c_str(), stderr);
