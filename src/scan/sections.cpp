@@ -13,7 +13,7 @@
 //      if > 0, else max(clamp(floor(n / total) / 8, 256, 16384), 2m + 256): under scoring systems in
 //      the linear (global-like) regime, e.g. SSCA#1's 5/-3 with gaps 8+k on genomic DNA, the best
 //      path into row i starts about 1.5 i columns to the left, so probes converge only after ~1.5 m
-//      columns. The total is also capped so that sections are >= 4 automatic overlaps wide (every
+//      columns. The total is also capped so that sections are >= 8 automatic overlaps wide (every
 //      runner keeps at least one section).
 //   3. Convergence. Section 0 is exact; section k > 0 is exact iff section k-1 is exact and k's probe
 //      equals k-1's (final) end state. Each round recomputes every non-exact section whose left
@@ -236,7 +236,7 @@ CandidateList scan_sections(std::span<SectionRunner* const> runners, std::span<c
   // (but every runner may keep one section), so that pass 1 stays cheap.
   std::size_t cap = ncols;
   if (options.overlap <= 0) {
-    const std::int64_t wide = 4 * auto_overlap_floor(query_length);
+    const std::int64_t wide = 8 * auto_overlap_floor(query_length);
     cap = std::min(cap, std::max<std::size_t>(nr, static_cast<std::size_t>(n / wide)));
   }
   if (total > cap) {

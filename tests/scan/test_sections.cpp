@@ -108,12 +108,12 @@ SectionStats check_sections(const ScanInput& s, const std::vector<std::size_t>& 
   EXPECT_EQ(got.items, want.items) << what;
   EXPECT_EQ(got.truncated, want.truncated) << what;
   // Plan: total sections = sum of the wishes capped at n and, with the automatic overlap, at
-  // max(runners, n / (4 * (2m + 256))); runners' candidate ranges tile the target.
+  // max(runners, n / (8 * (2m + 256))); runners' candidate ranges tile the target.
   std::size_t wished = 0;
   for (std::size_t p : per_runner) wished += p;
   std::size_t cap = s.t.size();
   if (overlap <= 0)
-    cap = std::min(cap, std::max(per_runner.size(), s.t.size() / (4 * (2 * s.q.size() + 256))));
+    cap = std::min(cap, std::max(per_runner.size(), s.t.size() / (8 * (2 * s.q.size() + 256))));
   EXPECT_EQ(stats.sections, std::min(wished, cap)) << what;
   EXPECT_EQ(stats.fixups, stats.fixup_rounds) << what;  // exactness is a prefix: one fixup per round
   const std::uint64_t m = s.q.size(), n = s.t.size();
@@ -398,10 +398,12 @@ TEST(SectionsScan, NoFixupsWithLargeOverlapOnRandomData) {
   EXPECT_EQ(st.fixup_rounds, 0u);
   // cells = m * (n + overlap * 7): every section but the first computes 1500 extra columns.
   EXPECT_EQ(st.cells, 150u * (24000u + 1500u * 7u));
-  // Automatic overlap (clamp(3000 / 8, 256, 16384) = 375) still converges here.
+  // Automatic plan: sections capped at max(3 runners, 24000 / (8 * (2m + 256))) = 5, overlap
+  // max(clamp(4800 / 8, 256, 16384), 2m + 256) = 600; it converges here.
   const SectionStats autost = check_sections(s, {3, 2, 3}, 0, 0, 100, "overlap auto");
+  EXPECT_EQ(autost.sections, 5u);
   EXPECT_EQ(autost.fixups, 0u);
-  EXPECT_EQ(autost.cells, 150u * (24000u + (2u * 150u + 256u) * 7u));  // overlap max(375, 2m + 256)
+  EXPECT_EQ(autost.cells, 150u * (24000u + 600u * 4u));
 }
 
 TEST(SectionsScan, TinyTargetsCapTheSectionCount) {

@@ -1,0 +1,646 @@
+// gpu_runner.cu: make_gpu_runner() (gpu_runner.hpp): the scan's SectionRunner on one CUDA device.
+//
+//   begin_target()   uploads the target's codes, maps them to score classes on the device and sizes
+//                    the column records of the whole target (device memory).
+//   run()            one launch of the persistent kernel (scan_kernel.cuh) for all tasks: initial states
+//                    up, probe and end states down, records stay on the device. The strip height
+//                    (R = 4, 8 or 16 rows per lane) is chosen per launch from the available parallelism
+//                    (choose_shape): tall strips for many tasks, short ones for a lone fixup task.
+//   candidates()     per-origin best of a record range on the device with CUB (select, radix sort,
+//                    reduce-by-key, radix sort), exactly reduce_records() (sections.hpp); ranges longer
+//                    than kCandidatePiece columns are reduced piecewise and merged with merge_lists(),
+//                    which is exact for one common limit.
+//   preferred_sections()  the section count that minimizes the modelled time (modelled_seconds) of pass 1
+//                    plus one fixup plus the transfer of every section's probe and end state.
+//
+// Score classes: target codes whose score columns (over all query codes) are identical share a class,
+// so the per-warp query profile holds one R-byte word per class and lane (DNA: 5 classes, protein ~25).
+#include <cuda_runtime.h>
+#include <thrust/iterator/counting_iterator.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_select.cuh>
+#include <limits>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpu/cuda/buffers.cuh"
+#include "gpu/cuda/check.cuh"
+#include "scan/cuda/runner_options.cuh"
+#include "scan/cuda/scan_kernel.cuh"
+#include "scan/gpu_runner.hpp"
+#include "scan/sections.hpp"
+#include "warpsearch/error.hpp"
+#include "warpsearch/thread_pool.hpp"
+
+namespace warpsearch::scan {
+namespace gpu {
+namespace {
+
+namespace rt = ::warpsearch::gpu;  // CUDA RAII types (gpu/cuda/buffers.cuh)
+
+constexpr int kMapThreads = 256;
+constexpr std::int64_t kCandidatePiece = std::int64_t{1} << 24;  // columns per candidates() reduction
+constexpr std::int64_t kMinSectionWidth = 2048;                  // preferred_sections() lower bound
+constexpr double kStateBudgetBytes = 4e9;  // preferred_sections(): host bytes of probe + end states
+constexpr double kStateBandwidth = 2e10;   // bytes per second of state transfer and handling
+
+[[noreturn]] void fail(const std::string& what) {
+  throw Error(ErrorKind::kInternal, "scan GPU runner: " + what);
+}
+
+// ---- small kernels -------------------------------------------------------------------------------
+
+// target code -> score class; codes >= kMaxCodes set *bad.
+__global__ void map_classes_kernel(const std::uint8_t* codes, std::uint8_t* classes, std::int64_t n,
+                                   const std::uint8_t* code_class, std::uint32_t* bad) {
+  __shared__ std::uint8_t table[kMaxCodes];
+  if (threadIdx.x < kMaxCodes) table[threadIdx.x] = code_class[threadIdx.x];
+  __syncthreads();
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n;
+       k += stride) {
+    const std::uint8_t c = codes[k];
+    if (c >= kMaxCodes) {
+      atomicOr(bad, 1u);
+      classes[k] = 0;
+    } else {
+      classes[k] = table[c];
+    }
+  }
+}
+
+// The record of a column without any positive cell (query of length 0).
+__global__ void fill_empty_records_kernel(ColumnRecord* records, std::int64_t begin, std::int64_t end) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t k = begin + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < end;
+       k += stride)
+    records[k] = ColumnRecord{};
+}
+
+struct RecordAtLeast {
+  const ColumnRecord* records;
+  std::int32_t floor;
+  __device__ bool operator()(std::int32_t col) const { return records[col].score >= floor; }
+};
+
+// Keys of the selected columns: origin key (qstart << tbits | tstart) and rank key (candidate_before
+// within one sequence and strand: score descending, then tend = column ascending; the column is unique,
+// so qend never decides).
+__global__ void candidate_keys_kernel(const ColumnRecord* records, const std::int32_t* cols,
+                                      std::int64_t count, int tbits, std::uint64_t* origin_keys,
+                                      std::uint64_t* rank_keys) {
+  const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= count) return;
+  const std::int32_t col = cols[k];
+  const ColumnRecord r = records[col];
+  origin_keys[k] = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(r.qstart)) << tbits) |
+                   static_cast<std::uint64_t>(static_cast<std::uint32_t>(r.tstart));
+  const auto inv = static_cast<std::uint32_t>(std::numeric_limits<std::int32_t>::max() - r.score);
+  rank_keys[k] = (static_cast<std::uint64_t>(inv) << 32) | static_cast<std::uint32_t>(col);
+}
+
+struct MinKey {
+  __device__ std::uint64_t operator()(std::uint64_t a, std::uint64_t b) const { return a < b ? a : b; }
+};
+
+// The first `count` ranked keys -> their records (column in the key's low half).
+__global__ void gather_kernel(const ColumnRecord* records, const std::uint64_t* rank_keys, std::int64_t count,
+                              ColumnRecord* out, std::int32_t* cols) {
+  const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= count) return;
+  const auto col = static_cast<std::int32_t>(static_cast<std::uint32_t>(rank_keys[k]));
+  out[k] = records[col];
+  cols[k] = col;
+}
+
+unsigned blocks_for(std::int64_t n, int threads) {
+  return static_cast<unsigned>(std::max<std::int64_t>(1, (n + threads - 1) / threads));
+}
+
+int bits_for(std::uint64_t max_value) {
+  int b = 1;
+  while (b < 64 && (max_value >> b) != 0) ++b;
+  return b;
+}
+
+// Grows a device buffer to at least `need` elements (never shrinks).
+template <class T>
+void grow(rt::DeviceBuffer<T>& b, std::size_t need) {
+  if (b.size() >= need) return;
+  const std::size_t size = std::max(need, b.size() + b.size() / 2);
+  b = rt::DeviceBuffer<T>();  // free first
+  b = rt::DeviceBuffer<T>(size);
+}
+
+// ---- kernel shapes -------------------------------------------------------------------------------
+
+struct Shape {
+  int r = 16;
+  std::size_t smem = 0;  // per block
+  int slots = 0;         // resident warps on the device
+};
+
+template <int R>
+Shape prepare_shape(int classes, int sms) {
+  Shape s;
+  s.r = R;
+  s.smem = static_cast<std::size_t>(kWarpsPerBlock) * warp_smem_bytes<R>(classes);
+  WS_CUDA_CHECK(cudaFuncSetAttribute(scan_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(s.smem)));
+  int blocks = 0;
+  WS_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, scan_kernel<R>, kWarpsPerBlock * 32, s.smem));
+  if (blocks < 1)
+    fail("the scan kernel does not fit one SM (shared memory " + std::to_string(s.smem) + " bytes)");
+  s.slots = blocks * kWarpsPerBlock * sms;
+  return s;
+}
+
+void launch(const Shape& s, const KernelParams& p, cudaStream_t stream) {
+  const unsigned resident = static_cast<unsigned>(s.slots / kWarpsPerBlock);
+  const unsigned blocks = std::max(1u, std::min(p.units, resident));
+  switch (s.r) {
+    case 16: scan_kernel<16><<<blocks, kWarpsPerBlock * 32, s.smem, stream>>>(p); break;
+    case 8: scan_kernel<8><<<blocks, kWarpsPerBlock * 32, s.smem, stream>>>(p); break;
+    default: scan_kernel<4><<<blocks, kWarpsPerBlock * 32, s.smem, stream>>>(p); break;
+  }
+  WS_CUDA_CHECK_LAUNCH();
+}
+
+std::int64_t strips_for(std::int64_t m, int r) { return (m + 32 * r - 1) / (32 * r); }
+
+// Modelled seconds of `tasks` tasks of `width` columns each with shape s (rates measured on an H100 with
+// SSCA#1 DNA scoring; they only steer choices). A warp alone on its SM is latency-bound at lone_rate
+// cells/s; an SM saturates at sm_rate. Strips of one task start one pipeline lag (2 chunks) apart, and a
+// strip never overtakes the one above it, so while a task's first strips are in flight (they update the
+// column best most often and are the slowest) its whole chain of strips in flight runs at their pace:
+// measured as a slowdown of about 1 + 0.12 ln(chain length) when all of a task's strips run at once.
+struct Rates {
+  double lone_rate;  // cells per second of one warp without competition
+  double sm_rate;    // cells per second of a saturated SM
+};
+Rates rates_for(int r) {
+  switch (r) {
+    case 16: return {0.75e9, 4.6e9};
+    case 8: return {0.58e9, 4.6e9};
+    default: return {0.42e9, 4.2e9};
+  }
+}
+double modelled_seconds(const Shape& s, std::int64_t m, std::int64_t tasks, std::int64_t width, int sms) {
+  const std::int64_t strips = strips_for(m, s.r);
+  // Warps are handed out in groups of kWarpsPerBlock strips (the last group of a task may idle some).
+  const std::int64_t units = (strips + kWarpsPerBlock - 1) / kWarpsPerBlock * kWarpsPerBlock * tasks;
+  const Rates rate = rates_for(s.r);
+  const double chain = std::max(
+      1.0, std::min(static_cast<double>(strips), static_cast<double>(s.slots) / static_cast<double>(tasks)));
+  const double penalty = 1.0 + 0.12 * std::log(chain) * std::min(1.0, chain / static_cast<double>(strips));
+  const double unit_cells = 32.0 * s.r * (static_cast<double>(width) + 2.0 * kChunk * chain);
+  if (units <= s.slots) {
+    // One round: every unit has its warp; the SMs share the active warps.
+    const double per_sm = static_cast<double>(units) / sms;
+    const double warp_rate = std::min(rate.lone_rate, rate.sm_rate / std::max(per_sm, 1.0));
+    return penalty * unit_cells / warp_rate;
+  }
+  // Equal units over all warps: the busiest warp does ceil(units / slots) of them.
+  const double rounds = static_cast<double>((units + s.slots - 1) / s.slots);
+  const double warp_rate = rate.sm_rate * sms / static_cast<double>(s.slots);
+  return penalty * rounds * unit_cells / warp_rate;
+}
+
+// ---- the runner ----------------------------------------------------------------------------------
+
+class GpuRunner final : public SectionRunner {
+ public:
+  GpuRunner(const ScanModel& model, std::span<const std::uint8_t> query, int device,
+            const RunnerOptions& options)
+      : device_(device), model_(model), query_(query.begin(), query.end()), forced_r_(options.rows_per_lane) {
+    if (forced_r_ != 0 && forced_r_ != 4 && forced_r_ != 8 && forced_r_ != 16)
+      throw Error(ErrorKind::kUsage,
+                  "scan GPU runner: rows per lane must be 4, 8 or 16, not " + std::to_string(forced_r_));
+    if (model.open < 0 || model.extend < 0) fail("negative gap costs");
+    m_ = static_cast<std::int64_t>(query.size());
+    if (m_ > kMaxLength) fail("query too long");
+    for (const std::uint8_t c : query_)
+      if (c >= kMaxCodes) fail("query code out of range");
+    build_classes();
+    rt::DeviceGuard guard(device_);
+    cudaDeviceProp prop{};
+    WS_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
+    sms_ = prop.multiProcessorCount;
+    // The members were made on the device current at construction; remake them on ours.
+    stream_ = rt::Stream();
+    launch_start_ = rt::Event();
+    launch_stop_ = rt::Event();
+    shapes_[0] = prepare_shape<16>(classes_, sms_);
+    shapes_[1] = prepare_shape<8>(classes_, sms_);
+    shapes_[2] = prepare_shape<4>(classes_, sms_);
+    d_query_ = rt::DeviceBuffer<std::uint8_t>(std::max<std::size_t>(query_.size(), 1));
+    d_query_.upload(std::span<const std::uint8_t>(query_));
+    d_class_scores_ = rt::DeviceBuffer<std::int8_t>(class_scores_.size());
+    d_class_scores_.upload(std::span<const std::int8_t>(class_scores_));
+    d_code_class_ = rt::DeviceBuffer<std::uint8_t>(kMaxCodes);
+    d_code_class_.upload(std::span<const std::uint8_t>(code_class_.data(), code_class_.size()));
+    d_bad_ = rt::DeviceBuffer<std::uint32_t>(1);
+  }
+
+  void begin_target(std::span<const std::uint8_t> target) override {
+    rt::DeviceGuard guard(device_);
+    n_ = static_cast<std::int64_t>(target.size());
+    if (n_ > kMaxLength) fail("target too long");
+    if (!fits_int32(model_, m_, n_)) fail("lengths exceed the 32-bit score/position range");
+    const auto n = static_cast<std::size_t>(n_);
+    grow(d_target_, std::max<std::size_t>(n, 1));
+    grow(d_codes_, std::max<std::size_t>(n, 1));
+    grow(d_records_, std::max<std::size_t>(n, 1));
+    if (n == 0) return;
+    d_codes_.upload_async(target, stream_);
+    WS_CUDA_CHECK(cudaMemsetAsync(d_bad_.data(), 0, sizeof(std::uint32_t), stream_.get()));
+    map_classes_kernel<<<std::min(blocks_for(n_, kMapThreads), 4096u), kMapThreads, 0, stream_.get()>>>(
+        d_codes_.data(), d_target_.data(), n_, d_code_class_.data(), d_bad_.data());
+    WS_CUDA_CHECK_LAUNCH();
+    fill_empty_records_kernel<<<std::min(blocks_for(n_, kMapThreads), 4096u), kMapThreads, 0,
+                                stream_.get()>>>(d_records_.data(), 0, n_);
+    WS_CUDA_CHECK_LAUNCH();
+    std::uint32_t bad = 0;
+    d_bad_.download_async(std::span<std::uint32_t>(&bad, 1), stream_);
+    stream_.synchronize();
+    if (bad != 0) fail("target code out of range");
+  }
+
+  std::vector<SectionResult> run(std::span<const SectionTask> tasks) override {
+    rt::DeviceGuard guard(device_);
+    std::vector<SectionResult> results(tasks.size());
+    std::vector<std::pair<std::int64_t, std::int64_t>> owned;
+    for (const SectionTask& t : tasks) {
+      if (!(0 <= t.start && t.start <= t.own_begin && t.own_begin <= t.end && t.end <= n_))
+        fail("task outside the target");
+      if (t.initial != nullptr && static_cast<std::int64_t>(t.initial->size()) != m_)
+        fail("initial state of the wrong size");
+      if (t.own_begin < t.end) owned.emplace_back(t.own_begin, t.end);
+    }
+    std::sort(owned.begin(), owned.end());
+    for (std::size_t k = 1; k < owned.size(); ++k)
+      if (owned[k].first < owned[k - 1].second) fail("tasks own overlapping columns");
+
+    const auto m = static_cast<std::size_t>(m_);
+    // Tasks without columns: the end state is the initial one.
+    std::vector<std::size_t> work;
+    for (std::size_t k = 0; k < tasks.size(); ++k) {
+      const SectionTask& t = tasks[k];
+      if (t.end > t.start) {
+        work.push_back(k);
+      } else {
+        results[k].end = t.initial != nullptr ? *t.initial : ColumnState(m);
+      }
+    }
+    if (work.empty()) return results;
+    if (m == 0) {
+      for (std::size_t k : work) {
+        fill_empty_records_kernel<<<std::min(blocks_for(tasks[k].end - tasks[k].own_begin, kMapThreads),
+                                             4096u),
+                                    kMapThreads, 0, stream_.get()>>>(d_records_.data(), tasks[k].own_begin,
+                                                                     tasks[k].end);
+        WS_CUDA_CHECK_LAUNCH();
+      }
+      stream_.synchronize();
+      return results;  // every state has 0 rows
+    }
+
+    const auto count = static_cast<std::int64_t>(work.size());
+    std::int64_t widest = 0;
+    for (std::size_t k : work) widest = std::max(widest, tasks[k].end - tasks[k].start);
+    const Shape shape = choose_shape(count, widest);
+    const std::int64_t strips = strips_for(m_, shape.r);
+
+    // Task records, state offsets, boundary offsets.
+    std::vector<TaskInfo> infos(work.size());
+    std::int64_t in_rows = 0, out_rows = 0, cells = 0;
+    for (std::size_t w = 0; w < work.size(); ++w) {
+      const SectionTask& t = tasks[work[w]];
+      TaskInfo& info = infos[w];
+      info.start = static_cast<std::int32_t>(t.start);
+      info.width = static_cast<std::int32_t>(t.end - t.start);
+      info.own_rel = static_cast<std::int32_t>(t.own_begin - t.start);
+      info.probe_rel = t.own_begin > t.start ? info.own_rel - 1 : -1;
+      if (t.initial != nullptr) {
+        info.initial = in_rows;
+        in_rows += m_;
+      }
+      if (info.probe_rel >= 0) {
+        info.probe = out_rows;
+        out_rows += m_;
+      }
+      info.end = out_rows;
+      out_rows += m_;
+      info.boundary = cells;
+      if (strips > 1) cells += 2 * static_cast<std::int64_t>(info.width);
+    }
+    grow(d_states_in_, std::max<std::size_t>(static_cast<std::size_t>(in_rows), 1));
+    grow(d_states_out_, static_cast<std::size_t>(out_rows));
+    grow(d_boundary_, std::max<std::size_t>(static_cast<std::size_t>(cells), 1));
+    grow(d_tasks_, work.size());
+    const auto flag_count = static_cast<std::size_t>(count * strips + 1);
+    grow(d_flags_, flag_count);
+
+    // States travel straight between the task's vectors and the device (pageable copies: states can be
+    // gigabytes for long queries, more than is worth pinning).
+    d_tasks_.upload_async(std::span<const TaskInfo>(infos), stream_);
+    for (std::size_t w = 0; w < work.size(); ++w) {
+      const SectionTask& t = tasks[work[w]];
+      if (t.initial != nullptr)
+        d_states_in_.upload_async(std::span<const RowState>(*t.initial), stream_,
+                                  static_cast<std::size_t>(infos[w].initial));
+    }
+    WS_CUDA_CHECK(cudaMemsetAsync(d_flags_.data(), 0, flag_count * sizeof(std::uint32_t), stream_.get()));
+
+    KernelParams p;
+    p.target = d_target_.data();
+    p.query = d_query_.data();
+    p.class_scores = d_class_scores_.data();
+    p.tasks = d_tasks_.data();
+    p.states_in = d_states_in_.data();
+    p.states_out = d_states_out_.data();
+    p.records = d_records_.data();
+    p.boundary = d_boundary_.data();
+    p.flags = d_flags_.data();
+    p.counter = d_flags_.data() + (flag_count - 1);
+    p.m = static_cast<std::int32_t>(m_);
+    p.pad = static_cast<std::int32_t>(strips * 32 * shape.r - m_);
+    p.strips = static_cast<std::int32_t>(strips);
+    p.tasks_count = static_cast<std::int32_t>(count);
+    p.classes = classes_;
+    p.ox = model_.open + model_.extend;
+    p.x = model_.extend;
+    const std::int64_t groups = (strips + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    p.units = static_cast<std::uint32_t>(groups * count);
+    if (groups * count > std::numeric_limits<std::int32_t>::max()) fail("too many work units");
+    launch_start_.record(stream_);
+    launch(shape, p, stream_.get());
+    launch_stop_.record(stream_);
+
+    // States come down in one pinned copy and are spread into the result vectors by a few threads
+    // (first-touch page faults of fresh vectors dominate the host side otherwise).
+    if (h_states_.size() < static_cast<std::size_t>(out_rows)) {
+      h_states_ = rt::PinnedBuffer<RowState>();
+      h_states_ = rt::PinnedBuffer<RowState>(static_cast<std::size_t>(out_rows));
+    }
+    d_states_out_.download_async(std::span<RowState>(h_states_.data(), static_cast<std::size_t>(out_rows)),
+                                 stream_);
+    stream_.synchronize();
+    pool_.parallel_for(work.size(), 1, [&](std::size_t b, std::size_t e) {
+      for (std::size_t w = b; w < e; ++w) {
+        SectionResult& res = results[work[w]];
+        const RowState* base = h_states_.data();
+        if (infos[w].probe >= 0) res.probe.assign(base + infos[w].probe, base + infos[w].probe + m_);
+        res.end.assign(base + infos[w].end, base + infos[w].end + m_);
+      }
+    });
+    last_.rows_per_lane = shape.r;
+    last_.tasks = work.size();
+    last_.cells = 0;
+    for (const TaskInfo& info : infos) last_.cells += static_cast<std::uint64_t>(info.width) * m;
+    last_.kernel_seconds = static_cast<double>(rt::Event::elapsed_ms(launch_start_, launch_stop_)) / 1000.0;
+    return results;
+  }
+
+  CandidateList candidates(std::int64_t begin, std::int64_t end, std::int32_t min_score, std::size_t limit,
+                           std::uint32_t seq, Strand strand) override {
+    if (!(0 <= begin && begin <= end && end <= n_)) fail("candidate range outside the target");
+    rt::DeviceGuard guard(device_);
+    if (end - begin <= kCandidatePiece) return reduce_piece(begin, end, min_score, limit, seq, strand);
+    std::vector<CandidateList> lists;
+    for (std::int64_t b = begin; b < end; b += kCandidatePiece)
+      lists.push_back(reduce_piece(b, std::min(end, b + kCandidatePiece), min_score, limit, seq, strand));
+    return merge_lists(std::move(lists), limit);
+  }
+
+  LaunchInfo last_launch() const { return last_; }
+
+  std::vector<ColumnRecord> records(std::int64_t begin, std::int64_t end) {
+    if (!(0 <= begin && begin <= end && end <= n_)) fail("record range outside the target");
+    rt::DeviceGuard guard(device_);
+    std::vector<ColumnRecord> out(static_cast<std::size_t>(end - begin));
+    d_records_.download_async(std::span<ColumnRecord>(out), stream_, static_cast<std::size_t>(begin));
+    stream_.synchronize();
+    return out;
+  }
+
+  // Minimizes the modelled time of pass 1 (sections with scan_sections' automatic overlap) plus one
+  // fixup of one section: more sections cost overlap, fewer make fixups (one section, recomputed alone)
+  // expensive and may leave the GPU idle.
+  std::size_t preferred_sections(std::int64_t n, std::int64_t m) const override {
+    if (n <= kMinSectionWidth || m <= 0) return 1;
+    // Every section returns a probe and an end state of m rows to the host, which keeps them.
+    const double state_bytes = 2.0 * static_cast<double>(m) * sizeof(RowState);
+    const auto by_memory = static_cast<std::int64_t>(kStateBudgetBytes / state_bytes);
+    const std::int64_t most =
+        std::max<std::int64_t>(1, std::min({n / kMinSectionWidth, by_memory, std::int64_t{65536}}));
+    std::int64_t best_t = 1;
+    double best = 0;
+    for (std::int64_t t = 1; t <= most; t = t < 64 ? t + 1 : t + t / 32) {
+      const std::int64_t width = (n + t - 1) / t;
+      const std::int64_t overlap = t > 1 ? std::clamp<std::int64_t>(n / t / 8, 256, 16384) : 0;
+      const double cost = fastest(m, t, width + overlap).second + fastest(m, 1, width).second +
+                          static_cast<double>(t) * state_bytes / kStateBandwidth;
+      if (t == 1 || cost < best * 0.995) best = cost, best_t = t;
+    }
+    return static_cast<std::size_t>(best_t);
+  }
+
+ private:
+  // Classes of identical score columns; class_scores_[c * kMaxCodes + a] = s(a, representative of c).
+  void build_classes() {
+    std::array<int, kMaxCodes> rep{};
+    classes_ = 0;
+    for (int b = 0; b < kMaxCodes; ++b) {
+      int found = -1;
+      for (int c = 0; c < classes_ && found < 0; ++c) {
+        bool same = true;
+        for (int a = 0; a < kMaxCodes && same; ++a)
+          same = model_.table[a * kMaxCodes + b] ==
+                 model_.table[a * kMaxCodes + rep[static_cast<std::size_t>(c)]];
+        if (same) found = c;
+      }
+      if (found < 0) {
+        found = classes_;
+        rep[static_cast<std::size_t>(classes_++)] = b;
+      }
+      code_class_[static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(found);
+    }
+    class_scores_.assign(static_cast<std::size_t>(classes_) * kMaxCodes, 0);
+    for (int c = 0; c < classes_; ++c)
+      for (int a = 0; a < kMaxCodes; ++a)
+        class_scores_[static_cast<std::size_t>(c * kMaxCodes + a)] =
+            model_.table[a * kMaxCodes + rep[static_cast<std::size_t>(c)]];
+  }
+
+  // The shape with the smallest modelled time for `count` tasks of `width` columns, and that time.
+  std::pair<const Shape*, double> fastest(std::int64_t m, std::int64_t count, std::int64_t width) const {
+    const Shape* best = &shapes_[0];
+    double best_cost = modelled_seconds(shapes_[0], m, count, width, sms_);
+    for (const Shape& s : shapes_) {
+      const double c = modelled_seconds(s, m, count, width, sms_);
+      if (c < best_cost * 0.97) best = &s, best_cost = c;
+    }
+    return {best, best_cost};
+  }
+  Shape choose_shape(std::int64_t count, std::int64_t width) const {
+    if (forced_r_ != 0)
+      for (const Shape& s : shapes_)
+        if (s.r == forced_r_) return s;
+    return *fastest(m_, count, width).first;
+  }
+
+  CandidateList reduce_piece(std::int64_t begin, std::int64_t end, std::int32_t min_score, std::size_t limit,
+                             std::uint32_t seq, Strand strand) {
+    CandidateList out;
+    const std::int64_t n = end - begin;
+    if (n <= 0) return out;
+    const std::int32_t floor = std::max<std::int32_t>(min_score, 1);
+    const auto cap = static_cast<std::size_t>(n);
+    grow(d_cols_, cap);
+    grow(d_okeys_, 2 * cap);
+    grow(d_rkeys_, 2 * cap);
+    grow(d_counts_, 2);
+    cudaStream_t s = stream_.get();
+
+    // 1. Columns with score >= floor.
+    const thrust::counting_iterator<std::int32_t> first(static_cast<std::int32_t>(begin));
+    const RecordAtLeast pred{d_records_.data(), floor};
+    std::size_t bytes = 0;
+    WS_CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, first, d_cols_.data(), d_counts_.data(), n, pred, s));
+    grow(d_temp_, bytes);
+    WS_CUDA_CHECK(
+        cub::DeviceSelect::If(d_temp_.data(), bytes, first, d_cols_.data(), d_counts_.data(), n, pred, s));
+    std::int64_t selected = 0;
+    {
+      std::int64_t c = 0;
+      WS_CUDA_CHECK(cudaMemcpyAsync(&c, d_counts_.data(), sizeof(c), cudaMemcpyDeviceToHost, s));
+      stream_.synchronize();
+      selected = c;
+    }
+    if (selected == 0) return out;
+
+    // 2. Keys; 3. sort by origin; 4. best rank key per origin.
+    const int tbits = bits_for(static_cast<std::uint64_t>(std::max<std::int64_t>(n_ - 1, 1)));
+    const int qbits = bits_for(static_cast<std::uint64_t>(std::max<std::int64_t>(m_ - 1, 1)));
+    std::uint64_t* ok = d_okeys_.data();
+    std::uint64_t* ok_alt = ok + cap;
+    std::uint64_t* rk = d_rkeys_.data();
+    std::uint64_t* rk_alt = rk + cap;
+    candidate_keys_kernel<<<blocks_for(selected, 256), 256, 0, s>>>(d_records_.data(), d_cols_.data(),
+                                                                    selected, tbits, ok, rk);
+    WS_CUDA_CHECK_LAUNCH();
+    cub::DoubleBuffer<std::uint64_t> okb(ok, ok_alt), rkb(rk, rk_alt);
+    bytes = 0;
+    WS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, okb, rkb, selected, 0, tbits + qbits, s));
+    grow(d_temp_, bytes);
+    WS_CUDA_CHECK(
+        cub::DeviceRadixSort::SortPairs(d_temp_.data(), bytes, okb, rkb, selected, 0, tbits + qbits, s));
+    // Unique origins go to the other halves of the buffers.
+    std::uint64_t* uniq = okb.Alternate();
+    std::uint64_t* best = rkb.Alternate();
+    bytes = 0;
+    WS_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(nullptr, bytes, okb.Current(), uniq, rkb.Current(), best,
+                                                 d_counts_.data() + 1, MinKey{}, selected, s));
+    grow(d_temp_, bytes);
+    WS_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(d_temp_.data(), bytes, okb.Current(), uniq, rkb.Current(),
+                                                 best, d_counts_.data() + 1, MinKey{}, selected, s));
+    std::int64_t origins = 0;
+    WS_CUDA_CHECK(
+        cudaMemcpyAsync(&origins, d_counts_.data() + 1, sizeof(origins), cudaMemcpyDeviceToHost, s));
+    stream_.synchronize();
+
+    // 5. Rank the per-origin bests; 6. the first `limit` records.
+    std::uint64_t* ranked = okb.Current();  // free again
+    bytes = 0;
+    WS_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, best, ranked, origins, 0, 64, s));
+    grow(d_temp_, bytes);
+    WS_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(d_temp_.data(), bytes, best, ranked, origins, 0, 64, s));
+    const auto keep =
+        static_cast<std::int64_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(origins), limit));
+    out.truncated = static_cast<std::uint64_t>(origins) > limit;
+    if (keep == 0) return out;
+    grow(d_picked_, static_cast<std::size_t>(keep));
+    gather_kernel<<<blocks_for(keep, 256), 256, 0, s>>>(d_records_.data(), ranked, keep, d_picked_.data(),
+                                                        d_cols_.data());
+    WS_CUDA_CHECK_LAUNCH();
+    std::vector<ColumnRecord> recs(static_cast<std::size_t>(keep));
+    std::vector<std::int32_t> cols(static_cast<std::size_t>(keep));
+    d_picked_.download_async(std::span<ColumnRecord>(recs), stream_);
+    WS_CUDA_CHECK(cudaMemcpyAsync(cols.data(), d_cols_.data(), cols.size() * sizeof(std::int32_t),
+                                  cudaMemcpyDeviceToHost, s));
+    stream_.synchronize();
+    out.items.reserve(recs.size());
+    for (std::size_t k = 0; k < recs.size(); ++k)
+      out.items.push_back(
+          Candidate{recs[k].score, seq, strand, recs[k].qstart, recs[k].qend, recs[k].tstart, cols[k]});
+    return out;
+  }
+
+  int device_;
+  ScanModel model_;
+  std::vector<std::uint8_t> query_;
+  std::int64_t m_ = 0;
+  std::int64_t n_ = 0;
+  int sms_ = 1;
+  int classes_ = 0;
+  std::array<std::uint8_t, kMaxCodes> code_class_{};
+  std::vector<std::int8_t> class_scores_;
+  int forced_r_ = 0;
+  std::array<Shape, 3> shapes_{};
+  LaunchInfo last_;
+
+  rt::Stream stream_{};
+  rt::Event launch_start_{}, launch_stop_{};
+  rt::DeviceBuffer<std::uint8_t> d_query_, d_code_class_, d_codes_, d_target_;
+  rt::DeviceBuffer<std::int8_t> d_class_scores_;
+  rt::DeviceBuffer<std::uint32_t> d_bad_, d_flags_;
+  rt::DeviceBuffer<ColumnRecord> d_records_, d_picked_;
+  rt::DeviceBuffer<TaskInfo> d_tasks_;
+  rt::DeviceBuffer<RowState> d_states_in_, d_states_out_;
+  rt::DeviceBuffer<BoundaryCell> d_boundary_;
+  rt::PinnedBuffer<RowState> h_states_;
+  ThreadPool pool_{std::min(8u, ThreadPool::resolve(0))};
+  rt::DeviceBuffer<std::int32_t> d_cols_;
+  rt::DeviceBuffer<std::uint64_t> d_okeys_, d_rkeys_;
+  rt::DeviceBuffer<std::int64_t> d_counts_;
+  rt::DeviceBuffer<std::uint8_t> d_temp_;
+};
+
+}  // namespace
+
+std::unique_ptr<SectionRunner> make_runner(const ScanModel& model, std::span<const std::uint8_t> query,
+                                           int device, const RunnerOptions& options) {
+  return std::make_unique<GpuRunner>(model, query, device, options);
+}
+
+LaunchInfo last_launch(const SectionRunner& runner) {
+  const auto* gpu = dynamic_cast<const GpuRunner*>(&runner);
+  if (gpu == nullptr) fail("last_launch: not a GPU runner");
+  return gpu->last_launch();
+}
+
+std::vector<ColumnRecord> download_records(SectionRunner& runner, std::int64_t begin, std::int64_t end) {
+  auto* gpu = dynamic_cast<GpuRunner*>(&runner);
+  if (gpu == nullptr) fail("download_records: not a GPU runner");
+  return gpu->records(begin, end);
+}
+
+}  // namespace gpu
+
+std::unique_ptr<SectionRunner> make_gpu_runner(const ScanModel& model, std::span<const std::uint8_t> query,
+                                               int device) {
+  return gpu::make_runner(model, query, device, gpu::RunnerOptions{});
+}
+
+}  // namespace warpsearch::scan

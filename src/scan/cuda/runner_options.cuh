@@ -1,0 +1,36 @@
+// runner_options.cuh: the GPU runner with explicit options (tests and benchmarks); host-only declarations,
+// includable from .cpp files. make_gpu_runner() (gpu_runner.hpp) is make_runner() with the defaults.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "scan/model.hpp"
+#include "scan/sections.hpp"
+
+namespace warpsearch::scan::gpu {
+
+struct RunnerOptions {
+  // Query rows per lane (strip height 32 * R): 4, 8 or 16; 0 chooses per launch from the parallelism.
+  int rows_per_lane = 0;
+};
+
+// Throws Error(kUsage) for an unsupported rows_per_lane, Error(kGpu) on CUDA failures.
+std::unique_ptr<SectionRunner> make_runner(const ScanModel& model, std::span<const std::uint8_t> query,
+                                           int device, const RunnerOptions& options);
+
+// What the last run() of a GPU runner launched (zeros before the first launch).
+struct LaunchInfo {
+  int rows_per_lane = 0;      // R of the kernel used
+  std::size_t tasks = 0;      // tasks with columns
+  std::uint64_t cells = 0;    // DP cells of those tasks (query rows x columns)
+  double kernel_seconds = 0;  // kernel time (CUDA events)
+};
+// Both throw Error(kInternal) unless `runner` was made by make_runner() / make_gpu_runner().
+LaunchInfo last_launch(const SectionRunner& runner);
+// The runner's column records of [begin, end) of the current target (columns it computed).
+std::vector<ColumnRecord> download_records(SectionRunner& runner, std::int64_t begin, std::int64_t end);
+
+}  // namespace warpsearch::scan::gpu
