@@ -3,8 +3,9 @@
 // the CPU SectionRunner (make_cpu_runner).
 //
 // scan_sections, step by step (sections.hpp gives the idea):
-//   1. Plan. Every runner asks for preferred_sections(n, m) sections; the total is their sum, capped
-//      at n so that every section has >= 1 column (when capped, each runner's share is scaled down
+//   1. Plan. Every runner asks for preferred_sections(ceil(n / runners), m, max) sections, max being
+//      its part of the cap below (at least 1); the total is their sum, capped at n so that every
+//      section has >= 1 column (when capped, each runner's share is scaled down
 //      proportionally, largest remainders first in runner order; a runner may get none). Section k
 //      is [b_k, b_{k+1}) with b_k = floor(k * n / total) (near-equal widths). Runner r gets a
 //      contiguous range of sections, runner 0 the leftmost.
@@ -226,19 +227,25 @@ CandidateList scan_sections(std::span<SectionRunner* const> runners, std::span<c
   const auto ncols = static_cast<std::size_t>(n);
   std::vector<std::size_t> share(nr);
   std::size_t total = 0;
-  for (std::size_t r = 0; r < nr; ++r) {
-    runners[r]->begin_target(target);
-    // 1 <= share <= n keeps every product below 2^62 (n <= kMaxLength < 2^31).
-    share[r] = std::clamp<std::size_t>(runners[r]->preferred_sections(n, query_length), 1, ncols);
-    total += share[r];
-  }
-  // Cap: every section has >= 1 column and, with the automatic overlap, is at least 4 overlaps wide
-  // (but every runner may keep one section), so that pass 1 stays cheap.
+  // Cap: every section has >= 1 column and, with the automatic overlap, is at least 8 overlaps wide
+  // (but every runner may keep one section), so that pass 1 stays cheap. Each runner chooses its count
+  // within its part of the cap for its share of the columns.
   std::size_t cap = ncols;
   if (options.overlap <= 0) {
     const std::int64_t wide = 8 * auto_overlap_floor(query_length);
     cap = std::min(cap, std::max<std::size_t>(nr, static_cast<std::size_t>(n / wide)));
   }
+  const std::size_t per_runner_max = std::max<std::size_t>(1, cap / nr);
+  const std::int64_t per_runner_cols =
+      (n + static_cast<std::int64_t>(nr) - 1) / static_cast<std::int64_t>(nr);
+  for (std::size_t r = 0; r < nr; ++r) {
+    runners[r]->begin_target(target);
+    // 1 <= share <= n keeps every product below 2^62 (n <= kMaxLength < 2^31).
+    share[r] = std::clamp<std::size_t>(
+        runners[r]->preferred_sections(per_runner_cols, query_length, per_runner_max), 1, per_runner_max);
+    total += share[r];
+  }
+  cap = std::min(ncols, std::max(cap, nr));
   if (total > cap) {
     // Proportional scaling to `cap` sections: floors first, then the largest remainders (runner order
     // on ties) get one more each.
@@ -397,10 +404,12 @@ class CpuRunner final : public SectionRunner {
 
   // One section per thread-pool slot four times over (load balance), but sections of >= 1024 columns
   // when the target allows; a single thread gets a single section (no overlap to pay for).
-  std::size_t preferred_sections(std::int64_t n, std::int64_t /*m*/) const override {
+  std::size_t preferred_sections(std::int64_t n, std::int64_t /*m*/,
+                                 std::size_t max_sections) const override {
     if (pool_.size() <= 1) return 1;
     const std::int64_t wanted = 4 * static_cast<std::int64_t>(pool_.size());
-    return static_cast<std::size_t>(std::max<std::int64_t>(1, std::min(wanted, n / 1024)));
+    const auto count = static_cast<std::size_t>(std::max<std::int64_t>(1, std::min(wanted, n / 1024)));
+    return std::min(count, std::max<std::size_t>(1, max_sections));
   }
 
  private:

@@ -56,8 +56,10 @@ class SectionRunner {
   // more existed). seq and strand are copied into the candidates.
   virtual CandidateList candidates(std::int64_t begin, std::int64_t end, std::int32_t min_score,
                                    std::size_t limit, std::uint32_t seq, Strand strand) = 0;
-  // How many sections this runner wants for a target of n columns and a query of m rows (>= 1).
-  virtual std::size_t preferred_sections(std::int64_t n, std::int64_t m) const = 0;
+  // How many sections (1..max_sections) this runner wants for its share of a target: about n columns,
+  // a query of m rows, at most max_sections sections (scan_sections' cap, which keeps the automatic
+  // pass-1 overlap cheap). A GPU runner uses it to fill whole waves of resident warps.
+  virtual std::size_t preferred_sections(std::int64_t n, std::int64_t m, std::size_t max_sections) const = 0;
 };
 
 struct SectionPlanOptions {

@@ -72,7 +72,7 @@ class FixedRunner final : public SectionRunner {
     ranges_.emplace_back(begin, end);
     return inner_->candidates(begin, end, min_score, limit, seq, strand);
   }
-  std::size_t preferred_sections(std::int64_t, std::int64_t) const override { return sections_; }
+  std::size_t preferred_sections(std::int64_t, std::int64_t, std::size_t) const override { return sections_; }
 
   std::size_t tasks_ = 0;
   std::vector<std::pair<std::int64_t, std::int64_t>> ranges_;
@@ -107,14 +107,16 @@ SectionStats check_sections(const ScanInput& s, const std::vector<std::size_t>& 
   const CandidateList want = reduce_records(s.truth, 0, min_score, limit, 3, Strand::kMinus);
   EXPECT_EQ(got.items, want.items) << what;
   EXPECT_EQ(got.truncated, want.truncated) << what;
-  // Plan: total sections = sum of the wishes capped at n and, with the automatic overlap, at
-  // max(runners, n / (8 * (2m + 256))); runners' candidate ranges tile the target.
-  std::size_t wished = 0;
-  for (std::size_t p : per_runner) wished += p;
+  // Plan: each runner gets min(its wish, its part of the cap) sections, the cap being n or, with the
+  // automatic overlap, max(runners, n / (8 * (2m + 256))); the total is capped at n; runners' candidate
+  // ranges tile the target.
+  const std::size_t nr = per_runner.size();
   std::size_t cap = s.t.size();
-  if (overlap <= 0)
-    cap = std::min(cap, std::max(per_runner.size(), s.t.size() / (8 * (2 * s.q.size() + 256))));
-  EXPECT_EQ(stats.sections, std::min(wished, cap)) << what;
+  if (overlap <= 0) cap = std::min(cap, std::max(nr, s.t.size() / (8 * (2 * s.q.size() + 256))));
+  const std::size_t part = std::max<std::size_t>(1, cap / nr);
+  std::size_t wished = 0;
+  for (std::size_t p : per_runner) wished += std::clamp<std::size_t>(p, 1, part);
+  EXPECT_EQ(stats.sections, std::min(wished, s.t.size())) << what;
   EXPECT_EQ(stats.fixups, stats.fixup_rounds) << what;  // exactness is a prefix: one fixup per round
   const std::uint64_t m = s.q.size(), n = s.t.size();
   EXPECT_GE(stats.cells, m * n + stats.fixups) << what;
@@ -398,12 +400,12 @@ TEST(SectionsScan, NoFixupsWithLargeOverlapOnRandomData) {
   EXPECT_EQ(st.fixup_rounds, 0u);
   // cells = m * (n + overlap * 7): every section but the first computes 1500 extra columns.
   EXPECT_EQ(st.cells, 150u * (24000u + 1500u * 7u));
-  // Automatic plan: sections capped at max(3 runners, 24000 / (8 * (2m + 256))) = 5, overlap
-  // max(clamp(4800 / 8, 256, 16384), 2m + 256) = 600; it converges here.
+  // Automatic plan: cap max(3 runners, 24000 / (8 * (2m + 256))) = 5 sections, one per runner (5 / 3),
+  // overlap max(clamp(8000 / 8, 256, 16384), 2m + 256) = 1000; it converges here.
   const SectionStats autost = check_sections(s, {3, 2, 3}, 0, 0, 100, "overlap auto");
-  EXPECT_EQ(autost.sections, 5u);
+  EXPECT_EQ(autost.sections, 3u);
   EXPECT_EQ(autost.fixups, 0u);
-  EXPECT_EQ(autost.cells, 150u * (24000u + 600u * 4u));
+  EXPECT_EQ(autost.cells, 150u * (24000u + 1000u * 2u));
 }
 
 TEST(SectionsScan, TinyTargetsCapTheSectionCount) {
@@ -430,10 +432,10 @@ TEST(SectionsScan, TinyTargetsCapTheSectionCount) {
 TEST(SectionsScan, CpuRunnerPreferredSections) {
   const ScanModel model = ScanModel::make(ScoringMatrix::dna(5, -3), GapCosts{8, 1});
   const Codes q = {0, 1, 2};
-  EXPECT_EQ(make_cpu_runner(model, q, 1)->preferred_sections(1 << 20, 3), 1u);
-  EXPECT_EQ(make_cpu_runner(model, q, 3)->preferred_sections(1 << 20, 3), 12u);
-  EXPECT_EQ(make_cpu_runner(model, q, 3)->preferred_sections(5000, 3), 4u);  // >= 1024 columns each
-  EXPECT_EQ(make_cpu_runner(model, q, 3)->preferred_sections(100, 3), 1u);
+  EXPECT_EQ(make_cpu_runner(model, q, 1)->preferred_sections(1 << 20, 3, 1000), 1u);
+  EXPECT_EQ(make_cpu_runner(model, q, 3)->preferred_sections(1 << 20, 3, 1000), 12u);
+  EXPECT_EQ(make_cpu_runner(model, q, 3)->preferred_sections(5000, 3, 1000), 4u);  // >= 1024 columns each
+  EXPECT_EQ(make_cpu_runner(model, q, 3)->preferred_sections(100, 3, 1000), 1u);
   // The default runner (automatic sections and overlap) is exact too.
   std::mt19937_64 rng(9);
   const ScanInput s = planted_setup(10, 120, 6000, 4, 100);
@@ -458,7 +460,7 @@ class FailingRunner final : public SectionRunner {
                            Strand st) override {
     return inner_->candidates(b, e, s, l, q, st);
   }
-  std::size_t preferred_sections(std::int64_t, std::int64_t) const override { return 2; }
+  std::size_t preferred_sections(std::int64_t, std::int64_t, std::size_t) const override { return 2; }
 
  private:
   std::unique_ptr<SectionRunner> inner_;

@@ -417,13 +417,15 @@ TEST_F(ScanGpu, PreferredSectionsAndErrors) {
   std::mt19937_64 rng(19);
   const Codes q = random_dna(rng, 10'000);
   auto runner = make_gpu_runner(dna_model(), q, device_);
-  EXPECT_EQ(runner->preferred_sections(1000, 10'000), 1u);
-  const std::size_t short_q = runner->preferred_sections(17'700'000, 10'000);
-  const std::size_t long_q = runner->preferred_sections(17'700'000, 1'000'000);
+  EXPECT_EQ(runner->preferred_sections(1000, 10'000, 65536), 1u);
+  const std::size_t short_q = runner->preferred_sections(17'700'000, 10'000, 65536);
+  const std::size_t long_q = runner->preferred_sections(17'700'000, 1'000'000, 65536);
   EXPECT_GE(short_q, 8u);  // short queries need the target cut for parallelism
   EXPECT_LE(short_q, 17'700'000u / 2048);
   EXPECT_GE(long_q, 1u);
   EXPECT_LE(long_q, short_q);
+  EXPECT_LE(runner->preferred_sections(17'700'000, 10'000, 50), 50u);  // never above the driver's cap
+  EXPECT_EQ(runner->preferred_sections(17'700'000, 10'000, 1), 1u);
   EXPECT_THROW(gpu::make_runner(dna_model(), q, device_, gpu::RunnerOptions{5}), Error);
   Codes bad = random_dna(rng, 100);
   bad[50] = 40;
@@ -453,10 +455,9 @@ void measure(int device, const ScanModel& model, const Codes& q, const Codes& t,
   auto runner = gpu::make_runner(model, q, device, gpu::RunnerOptions{r});
   runner->begin_target(t);
   const auto n = static_cast<std::int64_t>(t.size());
-  const auto sections =
-      forced_sections > 0
-          ? forced_sections
-          : static_cast<std::int64_t>(runner->preferred_sections(n, static_cast<std::int64_t>(q.size())));
+  const auto sections = forced_sections > 0 ? forced_sections
+                                            : static_cast<std::int64_t>(runner->preferred_sections(
+                                                  n, static_cast<std::int64_t>(q.size()), 65536));
   const std::int64_t overlap = sections > 1 ? std::clamp<std::int64_t>(n / sections / 8, 256, 16384) : 0;
   std::vector<SectionTask> tasks;
   for (std::int64_t k = 0; k < sections; ++k) {

@@ -437,18 +437,22 @@ class GpuRunner final : public SectionRunner {
   // Minimizes the modelled time of pass 1 (sections with scan_sections' automatic overlap) plus one
   // fixup of one section: more sections cost overlap, fewer make fixups (one section, recomputed alone)
   // expensive and may leave the GPU idle.
-  std::size_t preferred_sections(std::int64_t n, std::int64_t m) const override {
-    if (n <= kMinSectionWidth || m <= 0) return 1;
+  std::size_t preferred_sections(std::int64_t n, std::int64_t m, std::size_t max_sections) const override {
+    if (n <= kMinSectionWidth || m <= 0 || max_sections <= 1) return 1;
     // Every section returns a probe and an end state of m rows to the host, which keeps them.
     const double state_bytes = 2.0 * static_cast<double>(m) * sizeof(RowState);
     const auto by_memory = static_cast<std::int64_t>(kStateBudgetBytes / state_bytes);
-    const std::int64_t most =
-        std::max<std::int64_t>(1, std::min({n / kMinSectionWidth, by_memory, std::int64_t{65536}}));
+    const std::int64_t most = std::max<std::int64_t>(
+        1, std::min({n / kMinSectionWidth, by_memory, std::int64_t{65536},
+                     static_cast<std::int64_t>(std::min<std::size_t>(max_sections, 65536))}));
     std::int64_t best_t = 1;
     double best = 0;
-    for (std::int64_t t = 1; t <= most; t = t < 64 ? t + 1 : t + t / 32) {
+    // Every count up to 256 (wave quantization makes neighbouring counts differ a lot), then steps of 1/64.
+    for (std::int64_t t = 1; t <= most; t = t < 256 ? t + 1 : t + t / 64) {
       const std::int64_t width = (n + t - 1) / t;
-      const std::int64_t overlap = t > 1 ? std::clamp<std::int64_t>(n / t / 8, 256, 16384) : 0;
+      // scan_sections' automatic overlap (sections.cpp): max(clamp(width / 8, 256, 16384), 2m + 256).
+      const std::int64_t overlap =
+          t > 1 ? std::max(std::clamp<std::int64_t>(n / t / 8, 256, 16384), 2 * m + 256) : 0;
       const double cost = fastest(m, t, width + overlap).second + fastest(m, 1, width).second +
                           static_cast<double>(t) * state_bytes / kStateBandwidth;
       if (t == 1 || cost < best * 0.995) best = cost, best_t = t;
