@@ -37,10 +37,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <limits>
 #include <map>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "scan/model.hpp"
 #include "scan/sections.hpp"
@@ -289,18 +291,44 @@ class QueryRun {
   void scan_target(const PreparedTarget& t, CandidatePool& pool) {
     const auto start = Clock::now();
     const SectionPlanOptions options{impl_.config.overlap};
-    auto one = [&](std::span<SectionRunner* const> runners, Strand strand) {
-      SectionStats ss;
-      const std::int32_t min_score = std::max(impl_.config.min_score, pool.admission_score());
-      CandidateList list = scan_sections(runners, t.codes, static_cast<std::int64_t>(query_codes_.size()),
-                                         t.index, strand, min_score, pool_limit_, options, &ss);
-      pool.add(list);
-      result_.stats.sections += ss.sections;
-      result_.stats.fixups += ss.fixups;
-      result_.stats.computed_cells += ss.cells;
+    // Both strands filter with the admission score taken before either is added: the pool only needs
+    // every list to be filtered at or below its admission score at the time of the add, and that score
+    // never decreases.
+    const std::int32_t min_score = std::max(impl_.config.min_score, pool.admission_score());
+    struct StrandScan {
+      CandidateList list;
+      SectionStats stats;
     };
-    if (impl_.plus) one(plus_ptrs_, Strand::kPlus);
-    if (impl_.minus) one(minus_ptrs_, Strand::kMinus);
+    auto one = [&](std::span<SectionRunner* const> runners, Strand strand) {
+      StrandScan r;
+      r.list = scan_sections(runners, t.codes, static_cast<std::int64_t>(query_codes_.size()), t.index, strand,
+                             min_score, pool_limit_, options, &r.stats);
+      return r;
+    };
+    std::vector<StrandScan> done;
+    if (impl_.plus && impl_.minus && impl_.selection.use_gpu) {
+      // On GPUs the two strands run concurrently (each runner has its own stream): the second kernel
+      // fills the SMs that the first one's last wave leaves idle. Results are added in strand order.
+      auto minus = std::async(std::launch::async, [&] { return one(minus_ptrs_, Strand::kMinus); });
+      StrandScan plus;
+      try {
+        plus = one(plus_ptrs_, Strand::kPlus);
+      } catch (...) {
+        minus.wait();
+        throw;
+      }
+      done.push_back(std::move(plus));
+      done.push_back(minus.get());
+    } else {
+      if (impl_.plus) done.push_back(one(plus_ptrs_, Strand::kPlus));
+      if (impl_.minus) done.push_back(one(minus_ptrs_, Strand::kMinus));
+    }
+    for (const StrandScan& r : done) {
+      pool.add(r.list);
+      result_.stats.sections += r.stats.sections;
+      result_.stats.fixups += r.stats.fixups;
+      result_.stats.computed_cells += r.stats.cells;
+    }
     result_.stats.kernel1_seconds += seconds_since(start);
   }
 
