@@ -27,6 +27,8 @@ namespace {
 namespace fs = std::filesystem;
 
 using warpsearch::test::CliResult;
+using warpsearch::test::contains;
+using warpsearch::test::lines;
 using warpsearch::test::read_file;
 using warpsearch::test::run_cli;
 using warpsearch::test::write_file;
@@ -38,22 +40,11 @@ class TempDir : public warpsearch::test::TempDir {
 
 std::string quote(const std::string& arg) { return warpsearch::test::shell_quote(arg); }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // `-q align --query Q --target T EXTRA` on files in dir.
 CliResult align(const TempDir& dir, const std::string& query, const std::string& target,
                 const std::string& extra, const std::string& stdin_path = "/dev/null") {
   return run_cli("-q align --query " + quote(dir / query) + " --target " + quote(dir / target) + " " + extra,
                  stdin_path);
-}
-
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
 }
 
 constexpr const char* kTsvHeader = "query\ttarget\tscore\tqstart\tqend\ttstart\ttend\n";

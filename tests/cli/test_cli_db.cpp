@@ -32,16 +32,13 @@ class TempDir : public warpsearch::test::TempDir {
 };
 
 using Result = warpsearch::test::CliResult;
+using warpsearch::test::contains;
 using warpsearch::test::run_cli;
 
 std::string quote(const std::string& arg) { return warpsearch::test::shell_quote(arg); }
 
 Result run(const std::string& args, const std::string& stdin_path = "/dev/null") {
   return run_cli(args, stdin_path);
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 constexpr const char* kFasta =

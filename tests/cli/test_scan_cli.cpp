@@ -21,6 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 
 using warpsearch::test::CliResult;
+using warpsearch::test::contains;
+using warpsearch::test::lines;
 using warpsearch::test::read_file;
 using warpsearch::test::run_cli;
 using warpsearch::test::write_file;
@@ -31,17 +33,6 @@ class TempDir : public warpsearch::test::TempDir {
 };
 
 std::string quote(const std::string& arg) { return warpsearch::test::shell_quote(arg); }
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
 
 std::vector<std::string> fields(const std::string& line) {
   std::vector<std::string> out;

@@ -6,7 +6,9 @@
 
 #include <array>
 #include <cstdio>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "temp_dir.hpp"
 
@@ -41,6 +43,19 @@ inline CliResult run_cli(const std::string& args, const std::string& stdin_path 
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.err = read_file(err_path);
   return r;
+}
+
+// True if `part` occurs in `text`.
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The lines of `text` (without their '\n').
+inline std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
 }
 
 }  // namespace warpsearch::test
