@@ -36,10 +36,13 @@
 // strand-minus coordinates here are in reverse-complemented query space; the driver converts them.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <vector>
 
+#include "sw/model.hpp"
 #include "warpsearch/alphabet.hpp"
 #include "warpsearch/scoring.hpp"
 
@@ -57,15 +60,14 @@ struct ScanModel {
 
   int score(std::uint8_t a, std::uint8_t b) const { return table[a * kMaxCodes + b]; }
 
+  // The same flattened table as the align family's pass model (sw/model.hpp).
   static ScanModel make(const ScoringMatrix& matrix, GapCosts gaps) {
+    const sw::PassModel pass = sw::PassModel::make(matrix, gaps, sw::Mode::kLocal);
     ScanModel m;
-    for (int a = 0; a < kMaxCodes; ++a)
-      for (int b = 0; b < kMaxCodes; ++b)
-        m.table[a * kMaxCodes + b] = static_cast<std::int8_t>(
-            matrix.score(static_cast<std::uint8_t>(a), static_cast<std::uint8_t>(b)));
-    m.open = gaps.open;
-    m.extend = gaps.extend;
-    m.max_score = matrix.max_score();
+    std::copy(std::begin(pass.table), std::end(pass.table), m.table);
+    m.open = pass.open;
+    m.extend = pass.extend;
+    m.max_score = pass.max_score;
     return m;
   }
 };
