@@ -9,15 +9,17 @@
 //   expect_consistent()  CIGAR re-scoring, counts and lengths of an Alignment
 // Suites: TracebackFull (the definition vs value_trace), TracebackPruned (trace_alignment ==
 // trace_alignment_full on candidates of random and real DNA/protein, of reference_scan +
-// reduce_records too, gap-heavy scoring, open = 0),
+// reduce_records too, gap-heavy scoring, open = 0, gap costs too large for the 32-bit DP),
 // TracebackCheckpoint (tiny max_matrix_bytes forcing block recomputation), TracebackLong (100 kbp
-// planted alignment), TracebackErrors (score mismatches, bad boxes).
+// planted alignment), TracebackErrors (score mismatches, bad boxes), TracebackSpeed (a genomic SSCA#1
+// box in the linear regime: == full, rate printed).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <limits>
 #include <map>
 #include <random>
@@ -516,6 +518,17 @@ TEST(TracebackPruned, GapHeavyAndOpenZero) {
   }
 }
 
+TEST(TracebackPruned, HugeGapCostsUse64Bits) {
+  // Gap costs too large for the 32-bit DP (its overflow bound fails): the 64-bit DP gives the paths.
+  std::mt19937_64 rng(25);
+  for (const ScanModel& model : {dna_model(5, -3, 1 << 25, 1), dna_model(5, -3, 8, 1 << 25)}) {
+    const auto [q, t] = planted_pair(rng, 400, 4, kDnaUnknown, 0.05, 0.0, 1);
+    const auto all = local_candidates(model, q, t);
+    ASSERT_FALSE(all.empty());
+    check_candidates(model, q, t, pick(all, 6, 4), true);
+  }
+}
+
 TEST(TracebackPruned, RealMitochondria) {
   WS_REQUIRE_TESTDATA("dna/humanMito.fa");
   WS_REQUIRE_TESTDATA("dna/mouseMito.fa");
@@ -674,6 +687,47 @@ TEST(TracebackErrors, BoxOutsideSequences) {
   c.tstart = 0;
   c.tend = 2;
   EXPECT_EQ(trace_alignment(model, q, t, c).cigar, "3=");
+}
+
+TEST(TracebackSpeed, GenomicLinearRegime) {
+  // SSCA#1 scoring on genomic DNA is in the linear (global-like) regime: the top candidate of a 4 kbp
+  // chrX window against a 6 kbp window elsewhere spans most of the box and pruning removes little.
+  // trace_alignment must give the full-matrix path; its rate (cells/s) is printed.
+  WS_REQUIRE_TESTDATA("dna/ce2_chrX.fa");
+  SequenceReader reader((test::testdata_dir() / "dna/ce2_chrX.fa").string(),
+                        ReaderOptions{AlphabetKind::kDna});
+  Sequence chr;
+  ASSERT_TRUE(reader.next(chr));
+  ASSERT_GT(chr.residues.size(), 6000000u);
+  const Seq q(chr.residues.begin() + 1000000, chr.residues.begin() + 1004000),
+      t(chr.residues.begin() + 5000000, chr.residues.begin() + 5006000);
+  const ScanModel model = dna_model();
+  const auto records = reference_scan(model, q, t);
+  const CandidateList list = reduce_records(records, 0, 1, records.size(), 0, Strand::kPlus);
+  ASSERT_FALSE(list.items.empty());
+  const Candidate c = list.items.front();
+  const i64 area = i64{c.qend - c.qstart + 1} * (c.tend - c.tstart + 1);
+  EXPECT_GT(area, i64{4000} * 6000 / 2);  // the linear regime: a box of most of the windows
+  // CPU time (the test machine may be shared): best of 3 runs.
+  Alignment a;
+  double secs = 1e30;
+  for (int rep = 0; rep < 3; ++rep) {
+    const std::clock_t t0 = std::clock();
+    a = trace_alignment(model, q, t, c);
+    secs = std::min(secs, static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC);
+  }
+  std::printf("genomic box %d x %lld (score %d): %lld of %lld cells computed, %.3f s CPU, %.1f M cells/s\n",
+              c.qend - c.qstart + 1, static_cast<long long>(c.tend - c.tstart + 1), c.score,
+              static_cast<long long>(a.cells), static_cast<long long>(area), secs,
+              static_cast<double>(a.cells) / std::max(secs, 1e-9) / 1e6);
+  EXPECT_GT(a.cells * 2, area);  // pruning is ineffective here
+  const Alignment ref = trace_alignment_full(model, q, t, c);
+  expect_same_path(a, ref, "genomic box");
+  expect_consistent(model, q, t, c, a);
+  // Checkpointed (several blocks, recomputation): the same path.
+  const Alignment b = trace_alignment(model, q, t, c, TracebackLimits{std::uint64_t{2} << 20});
+  expect_same_path(b, ref, "genomic box, 2 MiB");
+  EXPECT_GT(b.cells, a.cells);
 }
 
 }  // namespace
