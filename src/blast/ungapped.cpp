@@ -1,0 +1,225 @@
+// ungapped.cpp: blastp's two-hit seeding and ungapped X-drop extension (ungapped.hpp has the rules).
+//
+// Contents: the bit -> raw conversions (blast_parameters.c), extend_left / extend_right
+// (s_BlastAaExtendLeft / Right), extend_two_hit (s_BlastAaExtendTwoHit), TwoHitFinder's diagonal table
+// (blast_extend.c) and extension bookkeeping (s_BlastAaWordFinder_TwoHit), sort_ungapped_hsps.
+#include "blast/ungapped.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <numbers>
+
+#include "warpsearch/error.hpp"
+
+namespace warpsearch::blast {
+
+namespace {
+
+// BLAST+'s NCBIMATH_LN2 is ln 2 to more digits than a double holds: the same double.
+constexpr double kLn2 = std::numbers::ln2;
+
+struct Extent {
+  int score = 0;
+  std::int32_t length = 0;
+  std::int32_t last = 0;  // right extension: offset (relative to its start) where it stopped
+};
+
+// Left extension ending at (s_off, q_off) inclusive and going left; `best` is the score to beat (the
+// extension has length 0 unless the running score exceeds it). Stops after the position where
+// best - sum >= x_dropoff, or at the first letter of either sequence. s_off or q_off may be -1 (empty).
+Extent extend_left(const std::uint8_t* q, const std::uint8_t* s, std::int32_t q_off, std::int32_t s_off,
+                   const std::int8_t* table, int x_dropoff, int best) {
+  const std::int32_t n = std::min(s_off, q_off);  // positions s_off .. s_off - n
+  int sum = best;
+  std::int32_t best_i = n + 1;  // index (from s_off - n) of the leftmost position of the best extension
+  for (std::int32_t i = n; i >= 0; --i) {
+    sum += table[q[q_off - n + i] * kMaxCodes + s[s_off - n + i]];
+    if (sum > best) {
+      best = sum;
+      best_i = i;
+    }
+    if (best - sum >= x_dropoff) break;
+  }
+  return {best, n - best_i + 1, 0};
+}
+
+// Right extension starting at (s_off, q_off) with running score `best` (the left part's score). Stops
+// after the position where sum <= 0 or best - sum >= x_dropoff, or at the end of either sequence;
+// `last` is the relative offset of that stopping position (n when it ran out).
+Extent extend_right(const std::uint8_t* q, const std::uint8_t* s, std::int32_t q_len, std::int32_t s_len,
+                    std::int32_t q_off, std::int32_t s_off, const std::int8_t* table, int x_dropoff,
+                    int best) {
+  const std::int32_t n = std::min(s_len - s_off, q_len - q_off);
+  int sum = best;
+  std::int32_t best_i = -1;
+  std::int32_t i = 0;
+  for (; i < n; ++i) {
+    sum += table[q[q_off + i] * kMaxCodes + s[s_off + i]];
+    if (sum > best) {
+      best = sum;
+      best_i = i;
+    }
+    if (sum <= 0 || best - sum >= x_dropoff) break;
+  }
+  return {best, best_i + 1, i};
+}
+
+}  // namespace
+
+int ungapped_x_dropoff(double bits, double lambda) {
+  return static_cast<int>(std::ceil(bits * kLn2 / lambda));
+}
+
+int gap_trigger_score(double bits, const stats::KarlinParams& ungapped) {
+  return static_cast<int>((bits * kLn2 + std::log(ungapped.K)) / ungapped.lambda);
+}
+
+int evalue_cutoff_score(double evalue, const stats::KarlinParams& params, std::int64_t searchsp,
+                        double gap_decay_rate) {
+  // BLAST_Cutoffs(S = 1, E, kbp, searchsp, dodecay = gap_decay_rate given) + BlastKarlinEtoS_simple.
+  int s = 1;
+  double e = evalue;
+  if (e > 0.0) {
+    if (gap_decay_rate > 0.0 && gap_decay_rate < 1.0) e *= (1.0 - gap_decay_rate);  // divisor for 1 HSP
+    e = std::max(e, 1.0e-297);
+    const int es =
+        static_cast<int>(std::ceil(std::log(params.K * static_cast<double>(searchsp) / e) / params.lambda));
+    s = std::max(s, es);
+  }
+  return s;
+}
+
+UngappedParams blastp_ungapped_params(const stats::KarlinParams& ungapped, bool gapped_search,
+                                      int query_length, int subject_length, int cutoff_score_max,
+                                      double x_dropoff_bits, double gap_trigger_bits) {
+  UngappedParams p;
+  p.x_dropoff = ungapped_x_dropoff(x_dropoff_bits, ungapped.lambda);
+  const int trigger = gap_trigger_score(gap_trigger_bits, ungapped);
+  int cutoff = trigger;
+  if (!gapped_search) {
+    // CUTOFF_E_BLASTP over min(subject, query) * subject, with the gap decay rate of ungapped blastp's
+    // sum statistics (BLAST_GAP_DECAY_RATE 0.5); then the "compatibility" min with the gap trigger.
+    const std::int64_t searchsp =
+        static_cast<std::int64_t>(std::min(subject_length, query_length)) * subject_length;
+    cutoff = std::min(evalue_cutoff_score(1e-300, ungapped, searchsp, 0.5), trigger);
+  }
+  p.cutoff_score = std::min(cutoff, cutoff_score_max);
+  return p;
+}
+
+TwoHitExtension extend_two_hit(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
+                               const std::int8_t* table, std::int32_t s_first_end, std::int32_t s_second,
+                               std::int32_t q_second, int x_dropoff, int word_size) {
+  const std::uint8_t* q = query.data();
+  const std::uint8_t* s = subject.data();
+  // 1. The best-scoring prefix of the second word (strictly better only: the shortest among ties).
+  int sum = 0;
+  int best = 0;
+  std::int32_t shift = 0;
+  for (int i = 0; i < word_size; ++i) {
+    sum += table[q[q_second + i] * kMaxCodes + s[s_second + i]];
+    if (sum > best) {
+      best = sum;
+      shift = i + 1;
+    }
+  }
+  const std::int32_t q_point = q_second + shift;
+  const std::int32_t s_point = s_second + shift;
+
+  TwoHitExtension r;
+  r.subject_last = s_point;
+  // 2. Left from one before the point, from 0.
+  const Extent left = extend_left(q, s, q_point - 1, s_point - 1, table, x_dropoff, 0);
+  Extent right;
+  // 3. Right only if the left part covers the gap back to the first word's end.
+  if (left.length >= s_point - s_first_end) {
+    r.right_extended = true;
+    right =
+        extend_right(q, s, static_cast<std::int32_t>(query.size()), static_cast<std::int32_t>(subject.size()),
+                     q_point, s_point, table, x_dropoff, left.score);
+    r.subject_last = s_point + right.last;
+  }
+  r.query_start = q_point - left.length;
+  r.subject_start = s_point - left.length;
+  r.length = left.length + right.length;
+  r.score = std::max(left.score, right.score);
+  return r;
+}
+
+TwoHitFinder::TwoHitFinder(std::span<const std::uint8_t> query, const ScoringMatrix& matrix,
+                           const UngappedParams& params, std::int32_t offset_limit)
+    : query_(query), params_(params), offset_limit_(offset_limit) {
+  if (params.window <= 0 || params.word_size <= 0 || params.x_dropoff < 0) {
+    throw Error(ErrorKind::kUsage, "two-hit parameters need window > 0, word size > 0, X-drop >= 0");
+  }
+  std::memcpy(table_, matrix.row(0), sizeof(table_));
+  // A power of two >= query length + window (s_BlastDiagTableNew); entries start at 0 with offset =
+  // window, i.e. "last hit" window letters before the subject start.
+  const auto need = static_cast<std::uint32_t>(query.size()) + static_cast<std::uint32_t>(params.window);
+  const std::uint32_t length = std::bit_ceil(std::max<std::uint32_t>(need, 1));
+  diags_.assign(length, Diag{});
+  mask_ = length - 1;
+  offset_ = params.window;
+}
+
+void TwoHitFinder::clear() {
+  // s_BlastDiagClear
+  offset_ = params_.window;
+  for (Diag& d : diags_) d = Diag{-params_.window, false};
+}
+
+void TwoHitFinder::begin_subject(std::span<const std::uint8_t> subject, std::vector<UngappedHsp>& out) {
+  subject_ = subject;
+  out_ = &out;
+  counts_ = {};
+}
+
+UngappedCounts TwoHitFinder::end_subject() {
+  // Blast_ExtendWordExit
+  if (offset_ >= offset_limit_) {
+    clear();
+  } else {
+    offset_ += static_cast<std::int32_t>(subject_.size()) + params_.window;
+  }
+  out_ = nullptr;
+  return counts_;
+}
+
+void TwoHitFinder::extend(Diag& d, std::int32_t query_offset, std::int32_t subject_offset,
+                          std::int32_t first_hit) {
+  const TwoHitExtension e =
+      extend_two_hit(query_, subject_, table_, first_hit + params_.word_size, subject_offset, query_offset,
+                     params_.x_dropoff, params_.word_size);
+  ++counts_.extended;
+  if (e.score >= params_.cutoff_score) {
+    ++counts_.saved;
+    out_->push_back(UngappedHsp{e.score, e.query_start, e.query_start + e.length, e.subject_start,
+                                e.subject_start + e.length, query_offset, subject_offset});
+  }
+  if (e.right_extended) {
+    d.flag = true;
+    d.last_hit = e.subject_last - (params_.word_size - 1) + offset_;
+  } else {
+    d.last_hit = subject_offset + offset_;
+  }
+}
+
+UngappedCounts TwoHitFinder::run(std::span<const std::uint8_t> subject, std::span<const WordHit> hits,
+                                 std::vector<UngappedHsp>& out) {
+  begin_subject(subject, out);
+  for (const WordHit& h : hits) hit(h.query_offset, h.subject_offset);
+  return end_subject();
+}
+
+void sort_ungapped_hsps(std::vector<UngappedHsp>& hsps) {
+  std::stable_sort(hsps.begin(), hsps.end(), [](const UngappedHsp& a, const UngappedHsp& b) {
+    if (a.score != b.score) return a.score > b.score;
+    if (a.subject_start != b.subject_start) return a.subject_start < b.subject_start;
+    if (a.length() != b.length()) return a.length() > b.length();
+    return a.query_start < b.query_start;
+  });
+}
+
+}  // namespace warpsearch::blast
