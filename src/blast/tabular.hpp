@@ -1,0 +1,174 @@
+// tabular.hpp: BLAST+ 2.12 blastp tabular output (-outfmt 6 and 7) with custom field lists, byte-identical
+// to blastp's for the default (no -parse_deflines) mode.
+//
+// Contents:
+//   TabularField, TabularFormat, parse_tabular_format   the -outfmt spec ("6", "7 qseqid sseqid ...", "std").
+//   field_name, field_description, supported_tabular_fields   names and the outfmt 7 "# Fields:" texts.
+//   format_tabular_evalue, format_tabular_bitscore   BLAST's number formats (rules below).
+//   TabularSequence, TabularHsp, TabularHit   the plain input a driver fills.
+//   TabularWriter   formats one query's hits (outfmt 7: with its comment block) and the final footer.
+//   subject_database_label   the "# Database:" text of blastp -subject.
+//
+// Rules (checked against blastp 2.12.0+ in tests/blast/test_tabular.cpp):
+// - Ids: without -parse_deflines every id form (qseqid, qacc, qaccver, sallseqid, sallacc and the subject
+//   forms) is the defline's first whitespace-delimited token as written ("sp|P69905|HBA_HUMAN" stays whole);
+//   qgi, sgi, sallgi print 0. (-parse_deflines accession parsing is not implemented.)
+// - E-value: < 1e-180 -> "0.0"; < 0.0009 -> %.2e; < 0.1 -> %.3f; < 1 -> %.2f; < 10 -> %.1f; else %.0f.
+//   (No "%2.0le" branch below 1e-99 as in the pairwise report: 4.42e-115 prints as such.) No padding.
+// - Bit score (CAlignFormatUtil::GetScoreString): > 99999 -> %5.3e; > 99.9 -> the value TRUNCATED to an
+//   integer, printed %3ld (so 99.95 prints " 99"); else %4.1f (padded: " 9.6").
+// - pident = 100.0 * nident / length as %.3f; ppos = 100.0 * positive / length as %.2f; mismatch =
+//   length - nident - gaps; positive counts aligned pairs with a positive matrix score; identity compares
+//   residue codes (as BTOP does).
+// - qcovhsp = round(100 * (qend - qstart + 1) / qlen), qcovs the same on the union of the query ranges of
+//   all HSPs of that subject (for this query); round(x) = (int)(x + 0.5) if x < 99 else (int)x, so 380/381
+//   prints 99, not 100.
+// - Not handled: -parse_deflines / -parse_seqids id parsing (qacc "P69905" from "sp|P69905|..."), blastp's
+//   Query_N / Subject_N names for deflines without an id, outfmt 10 (CSV).
+// - qframe, sframe print 1 and frames "1/1" for blastp (as 2.12 does).
+// - Taxonomy fields (staxid, ssciname, scomname, sblastname, sskingdom and the plural forms), sstrand and
+//   qcovus print "N/A", as blastp 2.12 does without taxdb / taxonomy in the database (qcovus: N/A both with
+//   -subject and -db; it is blastn-only), except staxids, which prints "0" for a database (no tax ids).
+//   stitle / salltitles: "N/A" with -subject; with a database made by makeblastdb without -parse_seqids, the
+//   whole defline as written (id included, trailing blanks kept).
+// - outfmt 7 per query: "# BLASTP 2.12.0+", "# Query: <defline, trailing blanks removed>",
+//   "# Database: <label>", then when there are hits "# Fields: <descriptions joined by ', '>", then
+//   "# N hits found" (also for 0 and 1); after all queries "# BLAST processed N queries".
+// - Unknown field names are refused (blastp ignores them) with an Error(kUsage) listing the supported ones.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "blast/gapped.hpp"
+#include "warpsearch/scoring.hpp"
+
+namespace warpsearch::blast {
+
+// Every field blastp 2.12 lists for -outfmt 6/7/10 (blastp -help), in that order.
+enum class TabularField : std::uint8_t {
+  kQseqid,
+  kQgi,
+  kQacc,
+  kQaccver,
+  kQlen,
+  kSseqid,
+  kSallseqid,
+  kSgi,
+  kSallgi,
+  kSacc,
+  kSaccver,
+  kSallacc,
+  kSlen,
+  kQstart,
+  kQend,
+  kSstart,
+  kSend,
+  kQseq,
+  kSseq,
+  kEvalue,
+  kBitscore,
+  kScore,
+  kLength,
+  kPident,
+  kNident,
+  kMismatch,
+  kPositive,
+  kGapopen,
+  kGaps,
+  kPpos,
+  kFrames,
+  kQframe,
+  kSframe,
+  kBtop,
+  kStaxid,
+  kSsciname,
+  kScomname,
+  kSblastname,
+  kSskingdom,
+  kStaxids,
+  kSscinames,
+  kScomnames,
+  kSblastnames,
+  kSskingdoms,
+  kStitle,
+  kSalltitles,
+  kSstrand,
+  kQcovs,
+  kQcovhsp,
+  kQcovus,
+};
+
+struct TabularFormat {
+  int outfmt = 6;                    // 6 (plain) or 7 (with comment lines)
+  std::vector<TabularField> fields;  // in output order, each at most once
+};
+
+// "6", "7", "6 qseqid sseqid ...", "7 std qlen" (fields separated by blanks; "std" expands to the default
+// 12 columns qaccver saccver pident length mismatch gapopen qstart qend sstart send evalue bitscore; also the
+// list for "6" / "7" alone). A repeated field is dropped (the first occurrence stays), as blastp does.
+// Throws Error(kUsage) for another format number or an unsupported field (the message lists the supported).
+TabularFormat parse_tabular_format(std::string_view spec);
+
+std::string_view field_name(TabularField field);
+std::string_view field_description(TabularField field);  // outfmt 7 "# Fields:" text
+std::string supported_tabular_fields();                  // space-separated names
+
+std::string format_tabular_evalue(double evalue);
+std::string format_tabular_bitscore(double bits);
+
+// A query or subject: its FASTA defline (without '>') and its residues (protein codes, alphabet.hpp).
+struct TabularSequence {
+  std::string_view defline;
+  Residues residues;
+};
+
+// One HSP: coordinates 0-based, ends exclusive, with its edit script (GappedAlignment conventions).
+struct TabularHsp {
+  int score = 0;
+  double bits = 0;
+  double evalue = 0;
+  int q_start = 0, q_end = 0;
+  int s_start = 0, s_end = 0;
+  std::vector<EditRun> script;
+};
+
+// An HSP of one query against subjects[subject] (an index into the span given to TabularWriter::query).
+struct TabularHit {
+  std::size_t subject = 0;
+  TabularHsp hsp;
+};
+
+struct TabularOptions {
+  std::string database_label;  // "# Database:" text (subject_database_label for -subject)
+  bool subject_mode = true;    // -subject (stitle / salltitles print N/A); false: a BLAST database
+};
+
+class TabularWriter {
+ public:
+  // The matrix decides "positive" (score > 0).
+  TabularWriter(TabularFormat format, const ScoringMatrix& matrix, TabularOptions options);
+
+  // One query's output in blastp's order of hits as given (blastp: subjects by best E-value, HSPs within a
+  // subject by E-value); outfmt 7 adds the query's comment block. Throws Error(kInternal) for a hit whose
+  // coordinates do not match its edit script.
+  std::string query(const TabularSequence& query, std::span<const TabularSequence> subjects,
+                    std::span<const TabularHit> hits) const;
+
+  // After all queries: outfmt 7's "# BLAST processed N queries" line; empty for outfmt 6.
+  std::string footer(std::size_t queries) const;
+
+ private:
+  TabularFormat format_;
+  const ScoringMatrix* matrix_;
+  TabularOptions options_;
+};
+
+// "User specified sequence set (Input: <path as given>)"; for -db the label is the database name as given.
+std::string subject_database_label(std::string_view subject_path);
+
+}  // namespace warpsearch::blast
