@@ -266,7 +266,7 @@ std::string subject_database_label(std::string_view subject_path) {
 }
 
 TabularWriter::TabularWriter(TabularFormat format, const ScoringMatrix& matrix, TabularOptions options)
-    : format_(std::move(format)), matrix_(&matrix), options_(std::move(options)) {}
+    : format_(std::move(format)), matrix_(matrix), options_(std::move(options)) {}
 
 std::string TabularWriter::query(const TabularSequence& query, std::span<const TabularSequence> subjects,
                                  std::span<const TabularHit> hits) const {
@@ -294,7 +294,7 @@ std::string TabularWriter::query(const TabularSequence& query, std::span<const T
       throw Error(ErrorKind::kInternal, "tabular hit with a bad subject index");
     const TabularSequence& subject = subjects[hit.subject];
     const TabularHsp& hsp = hit.hsp;
-    const HspStats st = hsp_stats(hsp, query.residues, subject.residues, *matrix_);
+    const HspStats st = hsp_stats(hsp, query.residues, subject.residues, matrix_);
     const std::string_view sid = defline_id(subject.defline);
     int qcovs = 0;
     if (need_qcovs) {
@@ -330,7 +330,11 @@ std::string TabularWriter::query(const TabularSequence& query, std::span<const T
         case TabularField::kScore: fmt::format_to(it, "{}", hsp.score); break;
         case TabularField::kLength: fmt::format_to(it, "{}", st.length); break;
         case TabularField::kPident:
-          fmt::format_to(it, "{:.3f}", 100.0 * st.nident / static_cast<double>(std::max(st.length, 1)));
+          // blastp computes nident / length first, then * 100 (100.0 * nident / length rounds differently on
+          // exact ties such as 51/320).
+          fmt::format_to(
+              it, "{:.3f}",
+              static_cast<double>(st.nident) / static_cast<double>(std::max(st.length, 1)) * 100.0);
           break;
         case TabularField::kNident: fmt::format_to(it, "{}", st.nident); break;
         case TabularField::kMismatch: fmt::format_to(it, "{}", st.length - st.nident - st.gaps); break;
@@ -338,7 +342,9 @@ std::string TabularWriter::query(const TabularSequence& query, std::span<const T
         case TabularField::kGapopen: fmt::format_to(it, "{}", st.gap_opens); break;
         case TabularField::kGaps: fmt::format_to(it, "{}", st.gaps); break;
         case TabularField::kPpos:
-          fmt::format_to(it, "{:.2f}", 100.0 * st.positive / static_cast<double>(std::max(st.length, 1)));
+          fmt::format_to(
+              it, "{:.2f}",
+              static_cast<double>(st.positive) / static_cast<double>(std::max(st.length, 1)) * 100.0);
           break;
         case TabularField::kFrames: out += "1/1"; break;
         case TabularField::kQframe:

@@ -164,7 +164,7 @@ class TabularWriter {
 
  private:
   TabularFormat format_;
-  const ScoringMatrix* matrix_;
+  ScoringMatrix matrix_;  // a copy: callers may pass a temporary
   TabularOptions options_;
 };
 
