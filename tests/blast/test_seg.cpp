@@ -78,10 +78,25 @@ struct BlastSeqLoc {
   BlastSSeqRange* ssr;
 };
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 class LibBlastSeg {
  public:
   static const LibBlastSeg* get() {
     static const LibBlastSeg* lib = [] {
+      // The NCBI C++ toolkit's static initialisation leaks by design, which LeakSanitizer reports as a
+      // failure: under ASan the libblast oracle is skipped (segmasker and the other tests still run).
+      if (kAddressSanitizer) return static_cast<const LibBlastSeg*>(nullptr);
       std::vector<std::string> paths;
       if (const char* env = std::getenv("WARPSEARCH_LIBBLAST")) paths.emplace_back(env);
       paths.emplace_back("/usr/lib/ncbi-blast+/libblast.so");
