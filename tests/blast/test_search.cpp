@@ -223,9 +223,9 @@ SearchCounts compare(const std::vector<Record>& queries, const std::vector<Recor
       "  gapped extensions %lld, preliminary HSPs %lld, subjects redone after a restricted alignment %lld\n",
       static_cast<long long>(counts.gapped_extensions), static_cast<long long>(counts.prelim_hsps),
       static_cast<long long>(counts.redone_subjects));
-  return counts;
   EXPECT_GE(found_rate, 0.995);
   EXPECT_LE(extra_rate, 0.005);
+  return counts;
 }
 
 TEST(SearchSpouge, CutoffIsTheBisectionBoundary) {
