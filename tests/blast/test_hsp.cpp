@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "blast/hsp.hpp"
+#include "libblast.hpp"
 #include "stats/blast_stats.hpp"
 #include "stats/karlin.hpp"
 #include "temp_dir.hpp"
@@ -100,30 +101,12 @@ struct BlastQueryInfo {
 constexpr int kBlastpProgram = 0x3;  // eBlastTypeBlastp
 constexpr int kQueryAndSubject = 1;  // eQueryAndSubject
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-
 class LibBlast {
  public:
   static const LibBlast* get() {
     static const LibBlast* lib = [] {
-      if (kAddressSanitizer) return static_cast<const LibBlast*>(nullptr);
-      std::vector<std::string> paths;
-      if (const char* env = std::getenv("WARPSEARCH_LIBBLAST")) paths.emplace_back(env);
-      paths.emplace_back("/usr/lib/ncbi-blast+/libblast.so");
-      for (const std::string& p : paths) {
-        if (void* h = ::dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL))
-          return static_cast<const LibBlast*>(new LibBlast(h));
-      }
+      // test::open_libblast(): nullptr when absent or under AddressSanitizer.
+      if (void* h = test::open_libblast()) return static_cast<const LibBlast*>(new LibBlast(h));
       return static_cast<const LibBlast*>(nullptr);
     }();
     return lib;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "blast/lookup.hpp"
+#include "libblast.hpp"
 #include "temp_dir.hpp"
 #include "testdata.hpp"
 #include "warpsearch/error.hpp"
@@ -335,29 +336,12 @@ struct BlastSequenceBlk {  // only `sequence` is read by the lookup code; the re
 
 constexpr Uint1 kBlastAaCode = 11;  // BLASTAA_SEQ_CODE
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-
 class LibBlast {
  public:
   static const LibBlast* get() {
     static const LibBlast* lib = [] {
-      if (kAddressSanitizer) return static_cast<const LibBlast*>(nullptr);  // NCBI static init leaks
-      std::vector<std::string> paths;
-      if (const char* env = std::getenv("WARPSEARCH_LIBBLAST")) paths.emplace_back(env);
-      paths.emplace_back("/usr/lib/ncbi-blast+/libblast.so");
-      for (const std::string& p : paths)
-        if (void* h = ::dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL))
-          return static_cast<const LibBlast*>(new LibBlast(h));
+      // test::open_libblast(): nullptr when absent or under AddressSanitizer.
+      if (void* h = test::open_libblast()) return static_cast<const LibBlast*>(new LibBlast(h));
       return static_cast<const LibBlast*>(nullptr);
     }();
     return lib;

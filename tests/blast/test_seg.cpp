@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "blast/seg.hpp"
+#include "libblast.hpp"
 #include "temp_dir.hpp"
 #include "testdata.hpp"
 #include "warpsearch/alphabet.hpp"
@@ -78,32 +79,12 @@ struct BlastSeqLoc {
   BlastSSeqRange* ssr;
 };
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-
 class LibBlastSeg {
  public:
   static const LibBlastSeg* get() {
     static const LibBlastSeg* lib = [] {
-      // The NCBI C++ toolkit's static initialisation leaks by design, which LeakSanitizer reports as a
-      // failure: under ASan the libblast oracle is skipped (segmasker and the other tests still run).
-      if (kAddressSanitizer) return static_cast<const LibBlastSeg*>(nullptr);
-      std::vector<std::string> paths;
-      if (const char* env = std::getenv("WARPSEARCH_LIBBLAST")) paths.emplace_back(env);
-      paths.emplace_back("/usr/lib/ncbi-blast+/libblast.so");
-      for (const std::string& p : paths) {
-        if (void* h = ::dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL))
-          return static_cast<const LibBlastSeg*>(new LibBlastSeg(h));
-      }
+      // test::open_libblast(): nullptr when absent or under AddressSanitizer.
+      if (void* h = test::open_libblast()) return static_cast<const LibBlastSeg*>(new LibBlastSeg(h));
       return static_cast<const LibBlastSeg*>(nullptr);
     }();
     return lib;

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "libblast.hpp"
 #include "stats/blast_stats.hpp"
 #include "stats/karlin.hpp"
 #include "temp_dir.hpp"
@@ -111,33 +112,13 @@ constexpr Uint1 kBlastNaCode = 99;                                  // BLASTNA_S
 constexpr const char* kNcbiStdAa = "-ABCDEFGHIKLMNPQRSTVWXYZU*OJ";  // ncbistdaa letters by code
 constexpr const char* kBlastNa = "ACGTRYMKWSBDHVN-";                // blastna letters by code
 
-// Under AddressSanitizer the library is not loaded: the NCBI toolkit's static initialisation
-// (libxncbi's CDiagContext::SetupDiag) leaks, which LeakSanitizer reports as a test failure.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-
 class LibBlast {
  public:
   // nullptr when libblast.so cannot be loaded (WARPSEARCH_LIBBLAST names another path).
   static const LibBlast* get() {
     static const LibBlast* lib = [] {
-      if (kAddressSanitizer) return static_cast<const LibBlast*>(nullptr);
-      std::vector<std::string> paths;
-      if (const char* env = std::getenv("WARPSEARCH_LIBBLAST")) paths.emplace_back(env);
-      paths.emplace_back("/usr/lib/ncbi-blast+/libblast.so");
-      for (const std::string& p : paths) {
-        if (void* h = ::dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL))
-          return static_cast<const LibBlast*>(new LibBlast(h));
-      }
+      // test::open_libblast(): nullptr when absent or under AddressSanitizer.
+      if (void* h = test::open_libblast()) return static_cast<const LibBlast*>(new LibBlast(h));
       return static_cast<const LibBlast*>(nullptr);
     }();
     return lib;
