@@ -1,5 +1,5 @@
-// search.cpp: the blastp search engine (comp_based_stats 0, single-threaded); see search.hpp for the
-// pipeline and the BLAST+ functions each stage reproduces.
+// search.cpp: the blastp search stages (comp_based_stats 0) and the single-threaded search over subjects in
+// memory; see search.hpp for the pipeline and the BLAST+ functions each stage reproduces.
 #include "blast/search.hpp"
 
 #include <algorithm>
@@ -27,12 +27,6 @@ constexpr double kRestrictedWorstEvalue = 10.0;  // RESTRICTED_ALIGNMENT_WORST_E
 // for its hit-saving cutoff. Observed with blastp 2.12: outputs match n = max(shortest length, 10) exactly;
 // n = 7 (the true shortest of the DB20k test set) and n = 10 for the globins (shortest > 10) both differ.
 constexpr int kSubjectSetMinLength = 10;
-
-// A preliminary gapped HSP with the seed its extension started from (BLAST's gapped_start).
-struct PrelimHsp {
-  Hsp hsp;
-  SeedPoint seed;
-};
 
 // The containment tests of the two gapped stages use BLAST+'s interval tree (blast_itree.c,
 // eQueryAndSubject indexing, one query strand, min_diag_separation 0), re-implemented node for node because
@@ -448,100 +442,118 @@ int spouge_cutoff_score(double e0, const stats::KarlinParams& gapped, const stat
   return a;
 }
 
-BlastpResult blastp_search(Residues query_in, std::span<const Residues> subjects,
-                           const BlastpOptions& options) {
-  BlastpResult result;
-  BlastpSetup& setup = result.setup;
-  const ScoringMatrix matrix = ScoringMatrix::load(options.matrix);
-  const ScoringMatrix scoring = blast_scoring_matrix(matrix);
+QueryContext QueryContext::create(Residues query_in, const BlastpOptions& options, std::int64_t db_length,
+                                  std::int64_t db_num_seqs, int min_length) {
+  QueryContext c;
+  c.options_ = options;
+  BlastpSetup& setup = c.setup_;
+  c.matrix_ = ScoringMatrix::load(options.matrix);
+  c.scoring_ = blast_scoring_matrix(*c.matrix_);
+  const ScoringMatrix& matrix = *c.matrix_;
 
   // 1. Query (SEG mask -> X in the working copy).
-  std::vector<std::uint8_t> query(query_in.begin(), query_in.end());
+  c.original_query_.assign(query_in.begin(), query_in.end());
+  c.query_ = c.original_query_;
   if (options.seg) {
-    setup.mask = seg_mask(query);
-    apply_mask(query, setup.mask);
+    setup.mask = seg_mask(c.query_);
+    apply_mask(c.query_, setup.mask);
   }
-  const int query_length = static_cast<int>(query.size());
+  const int query_length = static_cast<int>(c.query_.size());
 
-  // Subject totals (-subject: the subject set acts as the database).
-  std::int64_t db_length = options.db_length;
-  int db_num_seqs = options.db_num_seqs;
-  int min_length = options.min_subject_length;
-  if (db_length == 0)
-    for (const Residues& s : subjects) db_length += static_cast<std::int64_t>(s.size());
-  if (db_num_seqs == 0) db_num_seqs = static_cast<int>(subjects.size());
-  if (min_length == 0) {
-    min_length = INT_MAX;
-    for (const Residues& s : subjects) min_length = std::min(min_length, static_cast<int>(s.size()));
-    min_length = std::max(min_length, kSubjectSetMinLength);
-  }
-  if (subjects.empty() || query.empty() || db_length == 0) return result;
-
-  const auto calc = EvalueCalculator::create(matrix, options.gaps, query_length, db_length, db_num_seqs);
+  c.calc_ =
+      EvalueCalculator::create(matrix, options.gaps, query_length, db_length, static_cast<int>(db_num_seqs));
   const auto gumbel = stats::gumbel_params(matrix, options.gaps);
   const auto xdrops =
       blastp_xdropoffs(matrix, options.gaps, options.xdrop_gap_bits, options.xdrop_gap_final_bits);
-  if (!calc || !gumbel || !xdrops)
+  if (!c.calc_ || !gumbel || !xdrops)
     throw Error(ErrorKind::kUsage, "BLAST+ has no gapped statistics for " + matrix.name() +
                                        " with gap costs " + std::to_string(options.gaps.open) + "/" +
                                        std::to_string(options.gaps.extend));
-  setup.gapped = calc->gapped();
-  setup.lengths = calc->lengths();
+  setup.threshold = options.threshold > 0 ? options.threshold : blastp_default_threshold(matrix.name());
+  if (c.query_.empty() || db_length == 0 || db_num_seqs == 0) return c;
+  setup.gapped = c.calc_->gapped();
+  setup.lengths = c.calc_->lengths();
   setup.gapped_x_dropoffs = *xdrops;
-  const auto ungapped = stats::query_ungapped_params(matrix, query);
-  if (!ungapped) return result;
+  const auto ungapped = stats::query_ungapped_params(matrix, c.query_);
+  if (!ungapped) return c;
   setup.ungapped = *ungapped;
 
   // 2. Cutoffs.
-  stats::GumbelParams gbp = *gumbel;
   setup.cutoff_score =
-      spouge_cutoff_score(options.evalue, setup.gapped, gbp, query_length, min_length, db_length);
-  UngappedParams uparams = blastp_ungapped_params(setup.ungapped, true, query_length, min_length,
-                                                  setup.cutoff_score, options.xdrop_ungap_bits);
-  uparams.word_size = options.word_size;
-  uparams.window = options.window;
-  setup.ungapped_cutoff = uparams.cutoff_score;
-  setup.ungapped_x_dropoff = uparams.x_dropoff;
+      spouge_cutoff_score(options.evalue, setup.gapped, *gumbel, query_length, min_length, db_length);
+  c.ungapped_params_ = blastp_ungapped_params(setup.ungapped, true, query_length, min_length,
+                                              setup.cutoff_score, options.xdrop_ungap_bits);
+  c.ungapped_params_.word_size = options.word_size;
+  c.ungapped_params_.window = options.window;
+  setup.ungapped_cutoff = c.ungapped_params_.cutoff_score;
+  setup.ungapped_x_dropoff = c.ungapped_params_.x_dropoff;
 
-  // Lookup table.
-  setup.threshold = options.threshold > 0 ? options.threshold : blastp_default_threshold(matrix.name());
+  // Lookup table (unmasked words only).
   const std::vector<MaskRun> mask_runs = to_mask_runs(setup.mask);
-  const AaLookupTable table =
-      AaLookupTable::build(query, mask_runs, matrix, options.word_size, setup.threshold);
+  c.table_ = AaLookupTable::build(c.query_, mask_runs, matrix, options.word_size, setup.threshold);
+  c.searchable_ = true;
+  return c;
+}
+
+SubjectScanner::SubjectScanner(const QueryContext& context)
+    : context_(&context), finder_(context.query(), context.scoring(), context.ungapped_params()) {}
+
+std::vector<PrelimHsp> SubjectScanner::run(Residues subject, SearchCounts& counts) {
+  const QueryContext& c = *context_;
+  const AaLookupTable& table = c.table();
   const int w = table.word_size();
   const std::uint32_t word_mask = table.word_mask();
+  ungapped_.clear();
+  finder_.begin_subject(subject, ungapped_);
+  const auto n = static_cast<std::int32_t>(subject.size());
+  if (n >= w) {
+    std::uint32_t index = 0;
+    for (int k = 0; k < w - 1; ++k) index = (index << kLookupCharBits) | subject[static_cast<std::size_t>(k)];
+    for (std::int32_t s = 0; s + w <= n; ++s) {
+      index = ((index << kLookupCharBits) | subject[static_cast<std::size_t>(s + w - 1)]) & word_mask;
+      if (!table.present(index)) continue;
+      for (const std::uint32_t q : table.hits(index)) finder_.hit(static_cast<std::int32_t>(q), s);
+    }
+  }
+  const UngappedCounts uc = finder_.end_subject();
+  counts.word_hits += uc.hits;
+  counts.ungapped_extensions += uc.extended;
+  counts.ungapped_saved += uc.saved;
+  if (ungapped_.empty()) return {};
+  sort_ungapped_hsps(ungapped_);
+  std::vector<PrelimHsp> prelim =
+      preliminary_stage(c.query(), subject, c.scoring(), ungapped_, c.setup(), c.options(), c.calc(), counts);
+  counts.prelim_hsps += static_cast<std::int64_t>(prelim.size());
+  return prelim;
+}
 
-  TwoHitFinder finder(query, scoring, uparams);
-  std::vector<UngappedHsp> ungapped_hsps;
-  std::vector<SubjectHits> prelim_lists;
-  std::vector<std::vector<PrelimHsp>> prelim_hsps(subjects.size());
+std::vector<Hsp> traceback_subject(const QueryContext& context, Residues subject,
+                                   const std::vector<PrelimHsp>& prelim) {
+  return traceback_stage(context.query(), subject, context.scoring(), prelim, context.setup(),
+                         context.options(), context.calc());
+}
+
+BlastpResult blastp_search(Residues query, std::span<const Residues> subjects, const BlastpOptions& options) {
+  BlastpResult result;
+  // Subject totals (-subject: the subject set acts as the database).
+  std::int64_t db_length = options.db_length;
+  std::int64_t db_num_seqs = options.db_num_seqs;
+  int min_length = options.min_subject_length;
+  if (db_length == 0)
+    for (const Residues& s : subjects) db_length += static_cast<std::int64_t>(s.size());
+  if (db_num_seqs == 0) db_num_seqs = static_cast<std::int64_t>(subjects.size());
+  if (min_length == 0) min_length = subject_set_min_length(subjects);
+  const QueryContext context = QueryContext::create(query, options, db_length, db_num_seqs, min_length);
+  result.setup = context.setup();
+  if (!context.searchable() || subjects.empty()) return result;
 
   // 3-4. Scan, ungapped, preliminary gapped, per subject.
+  SubjectScanner scanner(context);
+  std::vector<SubjectHits> prelim_lists;
+  std::vector<std::vector<PrelimHsp>> prelim_hsps(subjects.size());
   for (std::size_t oid = 0; oid < subjects.size(); ++oid) {
-    const Residues subject = subjects[oid];
-    ungapped_hsps.clear();
-    finder.begin_subject(subject, ungapped_hsps);
-    const auto n = static_cast<std::int32_t>(subject.size());
-    if (n >= w) {
-      std::uint32_t index = 0;
-      for (int k = 0; k < w - 1; ++k)
-        index = (index << kLookupCharBits) | subject[static_cast<std::size_t>(k)];
-      for (std::int32_t s = 0; s + w <= n; ++s) {
-        index = ((index << kLookupCharBits) | subject[static_cast<std::size_t>(s + w - 1)]) & word_mask;
-        if (!table.present(index)) continue;
-        for (const std::uint32_t q : table.hits(index)) finder.hit(static_cast<std::int32_t>(q), s);
-      }
-    }
-    const UngappedCounts uc = finder.end_subject();
-    result.counts.word_hits += uc.hits;
-    result.counts.ungapped_extensions += uc.extended;
-    result.counts.ungapped_saved += uc.saved;
-    if (ungapped_hsps.empty()) continue;
-    sort_ungapped_hsps(ungapped_hsps);
-    std::vector<PrelimHsp> prelim =
-        preliminary_stage(query, subject, scoring, ungapped_hsps, setup, options, *calc, result.counts);
+    std::vector<PrelimHsp> prelim = scanner.run(subjects[oid], result.counts);
     if (prelim.empty()) continue;
-    result.counts.prelim_hsps += static_cast<std::int64_t>(prelim.size());
     SubjectHits list;
     list.oid = static_cast<int>(oid);
     for (const PrelimHsp& p : prelim) list.hsps.push_back(p.hsp);
@@ -559,7 +571,7 @@ BlastpResult blastp_search(Residues query_in, std::span<const Residues> subjects
     const auto oid = static_cast<std::size_t>(list.oid);
     SubjectHits out;
     out.oid = list.oid;
-    out.hsps = traceback_stage(query, subjects[oid], scoring, prelim_hsps[oid], setup, options, *calc);
+    out.hsps = traceback_subject(context, subjects[oid], prelim_hsps[oid]);
     if (!out.hsps.empty()) final_lists.push_back(std::move(out));
   }
 
@@ -567,6 +579,12 @@ BlastpResult blastp_search(Residues query_in, std::span<const Residues> subjects
   select_hit_lists(final_lists, static_cast<std::size_t>(options.max_target_seqs));
   result.hits = std::move(final_lists);
   return result;
+}
+
+int subject_set_min_length(std::span<const Residues> subjects) {
+  int min_length = INT_MAX;
+  for (const Residues& s : subjects) min_length = std::min(min_length, static_cast<int>(s.size()));
+  return std::max(min_length, kSubjectSetMinLength);
 }
 
 std::vector<TabularHit> tabular_hits(const std::vector<SubjectHits>& hits) {

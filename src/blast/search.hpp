@@ -5,7 +5,12 @@
 //   BlastpOptions        the blastp options this engine honours (defaults = blastp's)
 //   BlastpSetup          the per-query parameters derived from them (cutoffs, X-drops, lengths)
 //   BlastpResult         the selected hit lists (SubjectHits: oid = subject index) plus the setup
-//   blastp_search        the search
+//   QueryContext         one query prepared for the subject stages (stages 1-2 + lookup table), shared
+//   PrelimHsp            a preliminary gapped HSP with the seed its extension started from
+//   SubjectScanner       per-thread scratch running stages 3-4 on one subject
+//   traceback_subject    stage 6 on one subject
+//   blastp_search        the whole search, single-threaded, over subjects in memory (engine.hpp is the
+//                        multi-query, multithreaded, streaming driver; both chain the same stages)
 //   blast_scoring_matrix the matrix as BLAST+ scores it (U scores like C, O like X) as a ScoringMatrix
 //   spouge_cutoff_score  BLAST_SpougeEtoS (E-value -> raw score cutoff with the finite-size correction)
 //   tabular_hits         the results as TabularWriter input
@@ -49,14 +54,17 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "blast/gapped.hpp"
 #include "blast/hsp.hpp"
+#include "blast/lookup.hpp"
 #include "blast/seg.hpp"
 #include "blast/tabular.hpp"
+#include "blast/ungapped.hpp"
 #include "stats/karlin.hpp"
 #include "warpsearch/scoring.hpp"
 
@@ -79,8 +87,9 @@ struct BlastpOptions {
   // subjects given) and the "minimum subject length" of the hit-saving cutoff (0 = max(shortest subject,
   // 10), blastp -subject's value; what a BLAST database reports is not yet checked).
   std::int64_t db_length = 0;
-  int db_num_seqs = 0;
+  std::int64_t db_num_seqs = 0;
   int min_subject_length = 0;
+  int comp_based_stats = 0;  // -comp_based_stats: 0 (off) here until modes 1/2 land
 };
 
 struct BlastpSetup {
@@ -110,10 +119,82 @@ struct BlastpResult {
   SearchCounts counts;
 };
 
+// A preliminary gapped HSP (score, ranges; E-value set) with the seed its extension started from
+// (BLAST's gapped_start; (0, 0) means "none").
+struct PrelimHsp {
+  Hsp hsp;
+  SeedPoint seed;
+};
+
+// One query prepared for searching: the working copy (SEG-masked residues replaced by X), the setup
+// (statistics, cutoffs), the BLAST score table, the E-value calculator and the lookup table. Immutable
+// after create(); shared read-only by all threads. Movable (the lookup table and views stay valid).
+class QueryContext {
+ public:
+  // db_length / db_num_seqs / min_length: the subject-set totals (see BlastpOptions). Throws
+  // Error(kUsage) for a matrix / gap-cost pair without BLAST+ gapped and Gumbel parameters or an invalid
+  // word size. searchable() is false for an empty query or one without ungapped statistics (all X).
+  static QueryContext create(Residues query, const BlastpOptions& options, std::int64_t db_length,
+                             std::int64_t db_num_seqs, int min_length);
+
+  QueryContext(QueryContext&&) noexcept = default;
+  QueryContext& operator=(QueryContext&&) noexcept = default;
+  QueryContext(const QueryContext&) = delete;
+  QueryContext& operator=(const QueryContext&) = delete;
+
+  bool searchable() const { return searchable_; }
+  Residues query() const { return query_; }                    // working copy (masked residues = X)
+  Residues original_query() const { return original_query_; }  // as given
+  const BlastpOptions& options() const { return options_; }
+  const BlastpSetup& setup() const { return setup_; }
+  const ScoringMatrix& matrix() const { return *matrix_; }    // as loaded (statistics)
+  const ScoringMatrix& scoring() const { return *scoring_; }  // BLAST's score table (blast_scoring_matrix)
+  const EvalueCalculator& calc() const { return *calc_; }
+  const AaLookupTable& table() const { return table_; }
+  const UngappedParams& ungapped_params() const { return ungapped_params_; }
+
+ private:
+  QueryContext() = default;
+
+  bool searchable_ = false;
+  std::vector<std::uint8_t> query_;
+  std::vector<std::uint8_t> original_query_;
+  BlastpOptions options_;
+  BlastpSetup setup_;
+  std::optional<ScoringMatrix> matrix_;
+  std::optional<ScoringMatrix> scoring_;
+  std::optional<EvalueCalculator> calc_;
+  AaLookupTable table_;
+  UngappedParams ungapped_params_;
+};
+
+// Per-thread scratch for stages 3-4 (word scan, two-hit ungapped extension, preliminary gapped stage)
+// of one query; the context must outlive it and stay where it is (no move). run() results depend only on the
+// query and the subject.
+class SubjectScanner {
+ public:
+  explicit SubjectScanner(const QueryContext& context);
+  // The subject's preliminary HSPs (sorted by score, E-values set, reaped by -evalue); counts added.
+  std::vector<PrelimHsp> run(Residues subject, SearchCounts& counts);
+
+ private:
+  const QueryContext* context_;
+  TwoHitFinder finder_;
+  std::vector<UngappedHsp> ungapped_;
+};
+
+// Stage 6 for one subject: the final HSPs (traceback, E-values, bit scores, sorted by E-value, -max_hsps).
+std::vector<Hsp> traceback_subject(const QueryContext& context, Residues subject,
+                                   const std::vector<PrelimHsp>& prelim);
+
 // The search. query / subjects: protein codes (alphabet.hpp). Throws Error(kUsage) for a matrix /
 // gap-cost pair without BLAST+ gapped and Gumbel parameters or an invalid word size. A query for which
 // BLAST+ cannot compute ungapped statistics (e.g. all X) gives no hits.
 BlastpResult blastp_search(Residues query, std::span<const Residues> subjects, const BlastpOptions& options);
+
+// The "minimum subject length" blastp -subject uses for the hit-saving cutoff: max(shortest subject,
+// BLAST_SEQSRC_MINLENGTH = 10) (observed; see stage 2 above). INT_MAX-floored to 10 for no subjects.
+int subject_set_min_length(std::span<const Residues> subjects);
 
 // The matrix with BLAST+'s score table (blast_score_table) as a ScoringMatrix, same name.
 ScoringMatrix blast_scoring_matrix(const ScoringMatrix& matrix);
