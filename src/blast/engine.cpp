@@ -1,0 +1,248 @@
+// engine.cpp: the blastp driver (engine.hpp): queries x database batches on a thread pool, preliminary
+// selections per query, subjects kept while selected, traceback per (query, subject), final selection.
+#include "blast/engine.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "warpsearch/db.hpp"
+#include "warpsearch/error.hpp"
+#include "warpsearch/thread_pool.hpp"
+
+namespace warpsearch::blast {
+
+namespace {
+
+// BLAST_SEQSRC_MINLENGTH (blast_seqsrc.h).
+constexpr int kSeqSrcMinLength = 10;
+// Subjects per scan task: about this many residues (the unit of work of one thread for one query).
+constexpr std::size_t kTaskResidues = 1u << 18;
+
+// A subject with preliminary HSPs for one query.
+struct PrelimEntry {
+  SubjectHits list;  // the preliminary HSPs as an Hsp list (for compare_hit_lists); oid = database id
+  std::vector<PrelimHsp> prelim;
+};
+
+// The preliminary selection of one query: the best `limit` entries by compare_hit_lists. Entries are
+// appended per batch and pruned when the vector holds more than twice the limit; since compare_hit_lists
+// is a total order over distinct oids, the survivors are the best `limit` whatever the arrival order.
+struct Selection {
+  std::size_t limit = 0;
+  std::vector<PrelimEntry> entries;
+
+  void prune(bool force) {
+    if (entries.size() <= limit || (!force && entries.size() <= 2 * limit)) return;
+    const auto better = [](const PrelimEntry& a, const PrelimEntry& b) {
+      return compare_hit_lists(a.list, b.list) < 0;
+    };
+    std::nth_element(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(limit), entries.end(),
+                     better);
+    entries.resize(limit);
+  }
+  void sort() {
+    std::sort(entries.begin(), entries.end(), [](const PrelimEntry& a, const PrelimEntry& b) {
+      return compare_hit_lists(a.list, b.list) < 0;
+    });
+  }
+};
+
+void add_counts(SearchCounts& into, const SearchCounts& c) {
+  into.word_hits += c.word_hits;
+  into.ungapped_extensions += c.ungapped_extensions;
+  into.ungapped_saved += c.ungapped_saved;
+  into.gapped_extensions += c.gapped_extensions;
+  into.prelim_hsps += c.prelim_hsps;
+  into.redone_subjects += c.redone_subjects;
+}
+
+std::string defline_of(const Sequence& seq) {
+  return seq.description.empty() ? seq.name : seq.name + " " + seq.description;
+}
+
+}  // namespace
+
+ReaderOptions subject_reader_options() {
+  ReaderOptions options;
+  options.alphabet = AlphabetKind::kProtein;
+  options.strict_letters = true;
+  return options;
+}
+
+DatabaseTotals database_totals(const std::string& path, bool subject_mode) {
+  DatabaseTotals totals;
+  SequenceSource source = SequenceSource::open(path, subject_reader_options());
+  if (!subject_mode && source.packed_db() != nullptr) {
+    const PackedDb& db = *source.packed_db();
+    totals.length = static_cast<std::int64_t>(db.total_residues());
+    totals.sequences = static_cast<std::int64_t>(db.size());
+    totals.min_length = kSeqSrcMinLength;
+    return totals;
+  }
+  Sequence seq;
+  int shortest = INT_MAX;
+  while (source.next(seq)) {
+    totals.length += static_cast<std::int64_t>(seq.length());
+    ++totals.sequences;
+    shortest = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(shortest), seq.length()));
+  }
+  totals.min_length = subject_mode ? std::max(shortest, kSeqSrcMinLength) : kSeqSrcMinLength;
+  return totals;
+}
+
+BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::string& db_path,
+                           const DatabaseTotals& totals, const BlastpRunOptions& options) {
+  BlastpRunResult result;
+  result.totals = totals;
+  result.queries.resize(queries.size());
+  ThreadPool pool(ThreadPool::resolve(options.threads));
+  const std::size_t nq = queries.size();
+
+  BlastpOptions search = options.search;
+  search.db_length = totals.length;
+  search.db_num_seqs = totals.sequences;
+  search.min_subject_length = totals.min_length;
+
+  // Queries (stages 1-2): contexts built in parallel, errors (matrix / gap costs) rethrown here.
+  std::vector<std::optional<QueryContext>> contexts(nq);
+  pool.parallel_for(nq, 1, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t q = begin; q < end; ++q)
+      contexts[q].emplace(QueryContext::create(queries[q].residues, search, totals.length, totals.sequences,
+                                               totals.min_length));
+  });
+  std::vector<std::size_t> active;  // queries that can have hits
+  for (std::size_t q = 0; q < nq; ++q) {
+    result.queries[q].setup = contexts[q]->setup();
+    if (contexts[q]->searchable()) active.push_back(q);
+  }
+  if (active.empty() || totals.sequences == 0) return result;
+
+  const auto prelim_limit = static_cast<std::size_t>(
+      prelim_hitlist_size(search.max_target_seqs, search.comp_based_stats != 0, true));
+  std::vector<Selection> selections(nq);
+  for (Selection& s : selections) s.limit = prelim_limit;
+  // Residues and deflines of the subjects some selection holds (database id -> subject).
+  std::unordered_map<std::int64_t, BlastpSubject> kept;
+
+  // 3-5. The database in batches.
+  SequenceSource source = SequenceSource::open(db_path, subject_reader_options());
+  std::vector<Sequence> batch;
+  std::int64_t next_oid = 0;
+  bool done = false;
+  while (!done) {
+    batch.clear();
+    std::size_t residues = 0;
+    const std::int64_t first_oid = next_oid;
+    while (residues < options.batch_residues || batch.empty()) {
+      batch.emplace_back();
+      if (!source.next(batch.back())) {
+        batch.pop_back();
+        done = true;
+        break;
+      }
+      residues += batch.back().length();
+      ++next_oid;
+    }
+    if (batch.empty()) break;
+
+    // Subject chunks of about kTaskResidues residues; tasks = active queries x chunks.
+    std::vector<std::size_t> chunk_begin{0};
+    std::size_t acc = 0;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      acc += batch[i].length() + 1;
+      if (acc >= kTaskResidues && i + 1 < batch.size()) {
+        chunk_begin.push_back(i + 1);
+        acc = 0;
+      }
+    }
+    chunk_begin.push_back(batch.size());
+    const std::size_t chunks = chunk_begin.size() - 1;
+    const std::size_t tasks = active.size() * chunks;
+    std::vector<std::vector<PrelimEntry>> found(tasks);
+    std::vector<SearchCounts> task_counts(tasks);
+    pool.parallel_for(tasks, 1, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t t = begin; t < end; ++t) {
+        const QueryContext& context = *contexts[active[t / chunks]];
+        const std::size_t c = t % chunks;
+        SubjectScanner scanner(context);
+        for (std::size_t i = chunk_begin[c]; i < chunk_begin[c + 1]; ++i) {
+          std::vector<PrelimHsp> prelim = scanner.run(batch[i].residues, task_counts[t]);
+          if (prelim.empty()) continue;
+          PrelimEntry e;
+          e.list.oid = static_cast<int>(first_oid + static_cast<std::int64_t>(i));
+          e.list.hsps.reserve(prelim.size());
+          for (const PrelimHsp& p : prelim) e.list.hsps.push_back(p.hsp);
+          e.prelim = std::move(prelim);
+          found[t].push_back(std::move(e));
+        }
+      }
+    });
+    for (std::size_t t = 0; t < tasks; ++t) {
+      add_counts(result.counts, task_counts[t]);
+      Selection& s = selections[active[t / chunks]];
+      for (PrelimEntry& e : found[t]) s.entries.push_back(std::move(e));
+    }
+    found.clear();
+
+    // Prune and keep exactly the subjects that some selection still holds.
+    for (const std::size_t q : active) selections[q].prune(false);
+    std::unordered_set<std::int64_t> held;
+    for (const std::size_t q : active)
+      for (const PrelimEntry& e : selections[q].entries) held.insert(e.list.oid);
+    for (auto it = kept.begin(); it != kept.end();)
+      it = held.contains(it->first) ? std::next(it) : kept.erase(it);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const std::int64_t oid = first_oid + static_cast<std::int64_t>(i);
+      if (!held.contains(oid)) continue;
+      BlastpSubject& subject = kept[oid];
+      subject.defline = defline_of(batch[i]);
+      subject.residues = std::move(batch[i].residues);
+    }
+  }
+  if (next_oid > INT_MAX)
+    throw Error(ErrorKind::kInput, "blastp: more than 2^31 - 1 database sequences", db_path);
+
+  // 6. Traceback per (query, selected subject), in each query's preliminary order.
+  std::vector<std::pair<std::size_t, std::size_t>> work;  // (query, entry index)
+  for (const std::size_t q : active) {
+    selections[q].prune(true);
+    selections[q].sort();
+    for (std::size_t k = 0; k < selections[q].entries.size(); ++k) work.emplace_back(q, k);
+  }
+  std::vector<std::vector<Hsp>> traced(work.size());
+  pool.parallel_for(work.size(), 1, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t w = begin; w < end; ++w) {
+      const auto [q, k] = work[w];
+      const PrelimEntry& e = selections[q].entries[k];
+      traced[w] = traceback_subject(*contexts[q], kept.at(e.list.oid).residues, e.prelim);
+    }
+  });
+
+  // 7. Final hit lists per query.
+  std::size_t w = 0;
+  std::unordered_set<std::int64_t> reported;
+  for (const std::size_t q : active) {
+    std::vector<SubjectHits> lists;
+    for (std::size_t k = 0; k < selections[q].entries.size(); ++k, ++w) {
+      if (traced[w].empty()) continue;
+      SubjectHits h;
+      h.oid = selections[q].entries[k].list.oid;
+      h.hsps = std::move(traced[w]);
+      lists.push_back(std::move(h));
+    }
+    select_hit_lists(lists, static_cast<std::size_t>(search.max_target_seqs));
+    for (const SubjectHits& h : lists) reported.insert(h.oid);
+    result.queries[q].hits = std::move(lists);
+  }
+  for (const std::int64_t oid : reported) result.subjects.emplace(oid, std::move(kept.at(oid)));
+  return result;
+}
+
+}  // namespace warpsearch::blast

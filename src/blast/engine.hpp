@@ -1,0 +1,90 @@
+// engine.hpp: the blastp driver: a batch of queries against a database (FASTA/FASTQ file, packed
+// warpsearch database or BLAST+ database, anything SequenceSource opens) streamed in batches of subjects,
+// on a thread pool, with results that do not depend on the thread count or the batch size.
+//
+// Contents:
+//   DatabaseTotals      the subject-set figures the statistics use (length, count, "minimum length")
+//   database_totals     reads them from a database index, or by one streaming pass over a sequence file
+//   BlastpQuery         one query: defline and residues (protein codes)
+//   BlastpRunOptions    search options + threads + subject batch size
+//   BlastpSubject       a subject that has hits: database id, defline, length, residues
+//   BlastpQueryResult   one query's setup and final hit lists (SubjectHits::oid = database id)
+//   BlastpRunResult     all queries' results + the subjects they refer to + counters
+//   blastp_run          the search
+//
+// Data flow: the database is read once per call, in batches of about batch_residues residues. Each batch
+// is split into (query, subject range) tasks that run the scan, ungapped and preliminary gapped stages
+// (search.hpp stages 1-4). Each query keeps its preliminary hit lists in a bounded selection with
+// compare_hit_lists' total order (best prelim_hitlist_size lists), so the selection never depends on the
+// order in which batches or tasks finish. The residues of subjects that are in some query's current
+// selection are kept (copied for a sequence file; a database is re-read by id); when the scan ends, the
+// traceback stage (or the composition-based redo) runs per (query, subject) on the pool, and the final
+// hit lists are selected per query. Memory: the queries, one batch, and the selected subjects.
+//
+// Determinism: every per-(query, subject) computation is a pure function of the query, the subject and
+// the totals; selection uses a total order; so any thread count and batch size give identical results.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "blast/hsp.hpp"
+#include "blast/search.hpp"
+#include "warpsearch/seqio.hpp"
+
+namespace warpsearch::blast {
+
+struct DatabaseTotals {
+  std::int64_t length = 0;     // residues of all subjects
+  std::int64_t sequences = 0;  // number of subjects
+  int min_length = 0;          // the "minimum subject length" n of the hit-saving cutoff (search.hpp)
+};
+
+// Totals of the database at `path` (as SequenceSource::open reads it). A packed or BLAST+ database gives
+// them from its index; a sequence file is read once (subject_reader_options). min_length: for a database
+// (blastp -db), BLAST_SEQSRC_MINLENGTH = 10, as CSeqDB reports no shortest length (seqdbimpl.cpp: the
+// alias MinLength is 0 for a plain database, then 10); with subject_mode (blastp -subject: the file is the
+// subject set), max(shortest, 10) (subject_set_min_length). Throws as SequenceSource does (kIo, kFormat
+// with file and line).
+DatabaseTotals database_totals(const std::string& path, bool subject_mode = false);
+
+// How subject files are read: protein, letters outside the alphabet are errors (file:line).
+ReaderOptions subject_reader_options();
+
+struct BlastpQuery {
+  std::string defline;                 // FASTA header without '>' ("name description")
+  std::vector<std::uint8_t> residues;  // protein codes (alphabet.hpp)
+};
+
+struct BlastpRunOptions {
+  BlastpOptions search;                    // db_length / db_num_seqs / min_subject_length: from totals
+  unsigned threads = 1;                    // 0: all hardware threads
+  std::size_t batch_residues = 16u << 20;  // subjects read per batch (about; at least one sequence)
+};
+
+struct BlastpSubject {
+  std::string defline;  // "name description" as read
+  std::vector<std::uint8_t> residues;
+};
+
+struct BlastpQueryResult {
+  BlastpSetup setup;
+  std::vector<SubjectHits> hits;  // final hit lists in output order; oid = database id
+};
+
+struct BlastpRunResult {
+  std::vector<BlastpQueryResult> queries;                    // one per query, in input order
+  std::unordered_map<std::int64_t, BlastpSubject> subjects;  // every subject some query reports
+  DatabaseTotals totals;
+  SearchCounts counts;  // summed over queries
+};
+
+// Searches every query against the database at db_path. Errors: as blastp_search (matrix / gap costs
+// without statistics: kUsage) and as SequenceSource (unreadable or malformed database: kIo / kFormat).
+BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::string& db_path,
+                           const DatabaseTotals& totals, const BlastpRunOptions& options);
+
+}  // namespace warpsearch::blast

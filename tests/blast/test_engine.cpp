@@ -1,0 +1,275 @@
+// test_engine.cpp: tests of src/blast/engine (the multi-query, multithreaded, streaming blastp driver).
+//
+// EngineDeterminism: blastp_run over a FASTA file with subject-mode totals gives exactly blastp_search's
+//   hit lists (every HSP field and edit script) for 1 and 3 threads and batch sizes from one sequence to the
+//   whole file, with -max_target_seqs small enough that the preliminary selection prunes across batches.
+// EnginePackedDb: the same database as FASTA and as a packed warpsearch database gives identical results.
+// EngineTotals: database_totals for -db (min length 10) and -subject (max(shortest, 10)) modes.
+// EngineBlastpDb: outfmt 6 of the engine against a makeblastdb database equals `blastp -db`
+// (-comp_based_stats
+//   0 -seg no) line for line (skipped without blastp / makeblastdb).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "blast/engine.hpp"
+#include "blast/search.hpp"
+#include "blast/tabular.hpp"
+#include "temp_dir.hpp"
+#include "testdata.hpp"
+#include "warpsearch/alphabet.hpp"
+#include "warpsearch/db.hpp"
+#include "warpsearch/scoring.hpp"
+
+namespace warpsearch::blast {
+namespace {
+
+struct Record {
+  std::string defline;
+  std::vector<std::uint8_t> codes;
+};
+
+void write_fasta(const std::vector<Record>& records, const std::string& path) {
+  std::ofstream out(path);
+  const Alphabet alpha = Alphabet::protein();
+  for (const Record& r : records) {
+    out << '>' << r.defline << '\n';
+    for (std::size_t i = 0; i < r.codes.size(); ++i) {
+      out << alpha.symbol(r.codes[i]);
+      if (i % 60 == 59) out << '\n';
+    }
+    out << '\n';
+  }
+}
+
+std::vector<Record> read_fasta(const std::string& path, std::size_t max_records) {
+  std::vector<Record> out;
+  std::ifstream in(path);
+  std::string line;
+  const Alphabet alpha = Alphabet::protein();
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] == '>') {
+      if (out.size() == max_records) break;
+      out.push_back({line.substr(1), {}});
+    } else if (!out.empty()) {
+      for (char c : line)
+        if (const auto code = alpha.code(c)) out.back().codes.push_back(*code);
+    }
+  }
+  return out;
+}
+
+// Random proteins with planted mutated copies of the queries (substitutions and short indels).
+void make_data(std::mt19937& rng, std::vector<Record>& queries, std::vector<Record>& subjects) {
+  const std::string letters = "ACDEFGHIKLMNPQRSTVWY";
+  const Alphabet alpha = Alphabet::protein();
+  std::uniform_int_distribution<int> pct(0, 99);
+  const auto random_seq = [&](int lo, int hi) {
+    std::vector<std::uint8_t> s(static_cast<std::size_t>(std::uniform_int_distribution<int>(lo, hi)(rng)));
+    for (auto& c : s) c = *alpha.code(letters[static_cast<std::size_t>(pct(rng) % 20)]);
+    return s;
+  };
+  for (int i = 0; i < 6; ++i) queries.push_back({fmt::format("q{} query {}", i, i), random_seq(80, 300)});
+  for (int i = 0; i < 240; ++i) {
+    if (i % 2 == 0) {
+      subjects.push_back({fmt::format("r{}", i), random_seq(5, 500)});
+      continue;
+    }
+    const Record& q = queries[static_cast<std::size_t>(i) % queries.size()];
+    std::vector<std::uint8_t> m;
+    for (const std::uint8_t c : q.codes) {
+      const int roll = pct(rng);
+      if (roll < 2) continue;
+      if (roll < 4) m.push_back(static_cast<std::uint8_t>(pct(rng) % 20));
+      m.push_back(pct(rng) < 15 + (i % 7) * 10 ? static_cast<std::uint8_t>(pct(rng) % 20) : c);
+    }
+    subjects.push_back({fmt::format("h{} planted", i), m});
+  }
+}
+
+std::vector<BlastpQuery> to_queries(const std::vector<Record>& records) {
+  std::vector<BlastpQuery> out;
+  for (const Record& r : records) out.push_back({r.defline, r.codes});
+  return out;
+}
+
+void expect_same_hits(const std::vector<SubjectHits>& a, const std::vector<SubjectHits>& b,
+                      const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].oid, b[i].oid) << what << " list " << i;
+    ASSERT_EQ(a[i].hsps.size(), b[i].hsps.size()) << what << " list " << i;
+    for (std::size_t k = 0; k < a[i].hsps.size(); ++k) {
+      const Hsp& x = a[i].hsps[k];
+      const Hsp& y = b[i].hsps[k];
+      EXPECT_EQ(x.score, y.score) << what;
+      EXPECT_EQ(x.q_start, y.q_start) << what;
+      EXPECT_EQ(x.q_end, y.q_end) << what;
+      EXPECT_EQ(x.s_start, y.s_start) << what;
+      EXPECT_EQ(x.s_end, y.s_end) << what;
+      EXPECT_EQ(x.evalue, y.evalue) << what;
+      EXPECT_EQ(x.bit_score, y.bit_score) << what;
+      EXPECT_EQ(x.script, y.script) << what;
+    }
+  }
+}
+
+TEST(EngineDeterminism, SameAsSingleThreadedSearchForAnyThreadsAndBatch) {
+  std::mt19937 rng(61121);
+  std::vector<Record> queries, subjects;
+  make_data(rng, queries, subjects);
+  test::TempDir dir("ws_engine");
+  const std::string db = (dir.path() / "db.fa").string();
+  write_fasta(subjects, db);
+
+  std::vector<Residues> subject_residues;
+  for (const Record& r : subjects) subject_residues.emplace_back(r.codes);
+  const DatabaseTotals totals = database_totals(db, true);
+  EXPECT_EQ(totals.sequences, static_cast<std::int64_t>(subjects.size()));
+  EXPECT_EQ(totals.min_length, subject_set_min_length(subject_residues));
+
+  for (const int max_targets : {500, 7}) {
+    BlastpRunOptions options;
+    options.search.max_target_seqs = max_targets;
+    options.search.evalue = 100;  // many weak hits: the selection matters
+    std::vector<std::vector<SubjectHits>> expected;
+    for (const Record& q : queries)
+      expected.push_back(blastp_search(q.codes, subject_residues, options.search).hits);
+    std::size_t total_hits = 0;
+    for (const auto& e : expected) total_hits += e.size();
+    if (max_targets == 500)
+      EXPECT_GT(total_hits, queries.size() * 10);  // far fewer than 500 per query: no selection limit hit
+    else
+      EXPECT_EQ(total_hits, queries.size() * 7);  // every query has more candidates than 7: pruning matters
+    for (const unsigned threads : {1U, 3U}) {
+      for (const std::size_t batch : {std::size_t{1}, std::size_t{2000}, std::size_t{1} << 24}) {
+        options.threads = threads;
+        options.batch_residues = batch;
+        const std::vector<BlastpQuery> qs = to_queries(queries);
+        const BlastpRunResult r = blastp_run(qs, db, totals, options);
+        ASSERT_EQ(r.queries.size(), queries.size());
+        const std::string what =
+            fmt::format("max_target_seqs {} threads {} batch {}", max_targets, threads, batch);
+        for (std::size_t q = 0; q < queries.size(); ++q) {
+          expect_same_hits(r.queries[q].hits, expected[q], what + fmt::format(" query {}", q));
+          for (const SubjectHits& h : r.queries[q].hits) {
+            ASSERT_TRUE(r.subjects.contains(h.oid)) << what;
+            const BlastpSubject& s = r.subjects.at(h.oid);
+            EXPECT_EQ(s.defline, subjects[static_cast<std::size_t>(h.oid)].defline);
+            EXPECT_EQ(s.residues, subjects[static_cast<std::size_t>(h.oid)].codes);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(EnginePackedDb, SameResultsAsFasta) {
+  std::mt19937 rng(77);
+  std::vector<Record> queries, subjects;
+  make_data(rng, queries, subjects);
+  test::TempDir dir("ws_engine_db");
+  const std::string fasta = (dir.path() / "db.fa").string();
+  write_fasta(subjects, fasta);
+  const std::string packed = (dir.path() / "packed").string();
+  make_db(fasta, packed);
+  const DatabaseTotals t_fasta = database_totals(fasta);
+  const DatabaseTotals t_packed = database_totals(packed);
+  EXPECT_EQ(t_fasta.length, t_packed.length);
+  EXPECT_EQ(t_fasta.sequences, t_packed.sequences);
+  EXPECT_EQ(t_fasta.min_length, 10);
+  EXPECT_EQ(t_packed.min_length, 10);
+  BlastpRunOptions options;
+  options.threads = 2;
+  const std::vector<BlastpQuery> qs = to_queries(queries);
+  const BlastpRunResult a = blastp_run(qs, fasta, t_fasta, options);
+  const BlastpRunResult b = blastp_run(qs, packed, t_packed, options);
+  std::size_t hits = 0;
+  for (std::size_t q = 0; q < queries.size(); ++q) {
+    expect_same_hits(a.queries[q].hits, b.queries[q].hits, fmt::format("query {}", q));
+    hits += a.queries[q].hits.size();
+  }
+  EXPECT_GT(hits, 0U);
+  for (const auto& [oid, s] : a.subjects) EXPECT_EQ(s.defline, b.subjects.at(oid).defline);
+}
+
+TEST(EngineTotals, DbAndSubjectModes) {
+  test::TempDir dir("ws_engine_totals");
+  const std::string path = (dir.path() / "s.fa").string();
+  {
+    std::ofstream out(path);
+    out << ">a\nMKVLAAGIVGLLLAAA\n>b desc\nMKVLAAGIVGLLLAAAGGGGSSSSWWWW\n";
+  }
+  const DatabaseTotals db = database_totals(path);
+  EXPECT_EQ(db.length, 16 + 28);
+  EXPECT_EQ(db.sequences, 2);
+  EXPECT_EQ(db.min_length, 10);
+  EXPECT_EQ(database_totals(path, true).min_length, 16);
+  {
+    std::ofstream out(path);
+    out << ">a\nMKV\n";
+  }
+  EXPECT_EQ(database_totals(path, true).min_length, 10);
+}
+
+bool have_blast_tools() {
+  return std::system("blastp -version > /dev/null 2>&1") == 0 &&
+         std::system("makeblastdb -version > /dev/null 2>&1") == 0;
+}
+
+TEST(EngineBlastpDb, Outfmt6SameAsBlastpDb) {
+  WS_REQUIRE_TESTDATA("prot/mmseqs_QUERY500.fasta");
+  WS_REQUIRE_TESTDATA("prot/mmseqs_DB20k.fasta");
+  if (!have_blast_tools()) GTEST_SKIP() << "blastp / makeblastdb not installed";
+  const auto queries = read_fasta((test::testdata_dir() / "prot/mmseqs_QUERY500.fasta").string(), 12);
+  const auto db = read_fasta((test::testdata_dir() / "prot/mmseqs_DB20k.fasta").string(), 1500);
+  test::TempDir dir("ws_engine_blastdb");
+  const std::string q_path = (dir.path() / "q.fa").string();
+  const std::string db_path = (dir.path() / "db.fa").string();
+  write_fasta(queries, q_path);
+  write_fasta(db, db_path);
+  const std::string blast_db = (dir.path() / "blastdb").string();
+  const std::string out_path = (dir.path() / "blastp.tsv").string();
+  const std::string make =
+      "makeblastdb -dbtype prot -in " + db_path + " -out " + blast_db + " > /dev/null 2>&1";
+  ASSERT_EQ(std::system(make.c_str()), 0);
+  const std::string cmd = "blastp -query " + q_path + " -db " + blast_db +
+                          " -comp_based_stats 0 -seg no -num_threads 1 -outfmt 6 > " + out_path +
+                          " 2>/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::stringstream expected;
+  expected << std::ifstream(out_path).rdbuf();
+
+  BlastpRunOptions options;
+  options.threads = 2;
+  options.batch_residues = 100000;
+  const std::vector<BlastpQuery> qs = to_queries(queries);
+  const DatabaseTotals totals = database_totals(db_path);
+  const BlastpRunResult r = blastp_run(qs, db_path, totals, options);
+  const TabularWriter writer(parse_tabular_format("6"), ScoringMatrix::builtin("BLOSUM62"),
+                             TabularOptions{blast_db, false});
+  std::string actual;
+  for (std::size_t q = 0; q < queries.size(); ++q) {
+    std::vector<TabularSequence> subjects;
+    std::vector<TabularHit> hits;
+    for (const SubjectHits& list : r.queries[q].hits) {
+      const BlastpSubject& s = r.subjects.at(list.oid);
+      subjects.push_back({s.defline, s.residues});
+      SubjectHits one = list;
+      one.oid = static_cast<int>(subjects.size() - 1);
+      for (TabularHit& h : tabular_hits({one})) hits.push_back(std::move(h));
+    }
+    actual += writer.query({queries[q].defline, queries[q].codes}, subjects, hits);
+  }
+  EXPECT_FALSE(actual.empty());
+  EXPECT_EQ(actual, expected.str());
+}
+
+}  // namespace
+}  // namespace warpsearch::blast
