@@ -3,6 +3,7 @@
 #include "blast/engine.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "blast/scanner.hpp"
 #include "warpsearch/db.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/thread_pool.hpp"
@@ -22,8 +24,11 @@ namespace {
 
 // BLAST_SEQSRC_MINLENGTH (blast_seqsrc.h).
 constexpr int kSeqSrcMinLength = 10;
-// Subjects per scan task: about this many residues (the unit of work of one thread for one query).
+// Subjects per scan task: about this many residues (with one query group, the unit of work of a thread).
 constexpr std::size_t kTaskResidues = 1u << 18;
+// Query groups (GroupScanner): up to this many query residues share one lookup table and subject pass.
+constexpr std::size_t kGroupResidues = 1u << 14;
+constexpr std::size_t kGroupDiagonals = 1u << 18;
 
 // A subject with preliminary HSPs for one query.
 struct PrelimEntry {
@@ -124,6 +129,32 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
   }
   if (active.empty() || totals.sequences == 0) return result;
 
+  // Query groups (GroupScanner), formed in order of length so that similar lengths share a group: up to
+  // kGroupResidues residues and kGroupDiagonals diagonal slots (queries x the group's diagonal stride),
+  // at least one query. Grouping changes no result (scanner.hpp), only speed and memory.
+  std::vector<std::size_t> by_length = active;
+  std::stable_sort(by_length.begin(), by_length.end(), [&](std::size_t a, std::size_t b) {
+    return contexts[a]->query().size() < contexts[b]->query().size();
+  });
+  std::vector<std::vector<const QueryContext*>> group_contexts;
+  std::vector<std::vector<std::size_t>> group_queries;
+  std::size_t group_fill = 0;
+  for (const std::size_t q : by_length) {
+    const std::size_t len = contexts[q]->query().size();
+    const std::size_t stride = std::bit_ceil(len + static_cast<std::size_t>(search.window));
+    const bool fits = !group_contexts.empty() && group_fill + len <= kGroupResidues &&
+                      (group_queries.back().size() + 1) * stride <= kGroupDiagonals;
+    if (!fits) {
+      group_contexts.emplace_back();
+      group_queries.emplace_back();
+      group_fill = 0;
+    }
+    group_contexts.back().push_back(&*contexts[q]);
+    group_queries.back().push_back(q);
+    group_fill += len;
+  }
+  const std::size_t groups = group_contexts.size();
+
   const auto prelim_limit = static_cast<std::size_t>(
       prelim_hitlist_size(search.max_target_seqs, search.comp_based_stats != 0, true));
   std::vector<Selection> selections(nq);
@@ -164,30 +195,32 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
     }
     chunk_begin.push_back(batch.size());
     const std::size_t chunks = chunk_begin.size() - 1;
-    const std::size_t tasks = active.size() * chunks;
-    std::vector<std::vector<PrelimEntry>> found(tasks);
+    const std::size_t tasks = groups * chunks;
+    // found[t]: (query, entry) in subject order, then query order within a subject.
+    std::vector<std::vector<std::pair<std::size_t, PrelimEntry>>> found(tasks);
     std::vector<SearchCounts> task_counts(tasks);
     pool.parallel_for(tasks, 1, [&](std::size_t begin, std::size_t end) {
+      std::vector<std::pair<std::uint32_t, std::vector<PrelimHsp>>> subject_out;
       for (std::size_t t = begin; t < end; ++t) {
-        const QueryContext& context = *contexts[active[t / chunks]];
+        const std::size_t g = t / chunks;
         const std::size_t c = t % chunks;
-        SubjectScanner scanner(context);
+        GroupScanner scanner(group_contexts[g]);
         for (std::size_t i = chunk_begin[c]; i < chunk_begin[c + 1]; ++i) {
-          std::vector<PrelimHsp> prelim = scanner.run(batch[i].residues, task_counts[t]);
-          if (prelim.empty()) continue;
-          PrelimEntry e;
-          e.list.oid = static_cast<int>(first_oid + static_cast<std::int64_t>(i));
-          e.list.hsps.reserve(prelim.size());
-          for (const PrelimHsp& p : prelim) e.list.hsps.push_back(p.hsp);
-          e.prelim = std::move(prelim);
-          found[t].push_back(std::move(e));
+          scanner.run(batch[i].residues, task_counts[t], subject_out);
+          for (auto& [k, prelim] : subject_out) {
+            PrelimEntry e;
+            e.list.oid = static_cast<int>(first_oid + static_cast<std::int64_t>(i));
+            e.list.hsps.reserve(prelim.size());
+            for (const PrelimHsp& p : prelim) e.list.hsps.push_back(p.hsp);
+            e.prelim = std::move(prelim);
+            found[t].emplace_back(group_queries[g][k], std::move(e));
+          }
         }
       }
     });
     for (std::size_t t = 0; t < tasks; ++t) {
       add_counts(result.counts, task_counts[t]);
-      Selection& s = selections[active[t / chunks]];
-      for (PrelimEntry& e : found[t]) s.entries.push_back(std::move(e));
+      for (auto& [q, e] : found[t]) selections[q].entries.push_back(std::move(e));
     }
     found.clear();
 

@@ -41,15 +41,28 @@ struct Cell {
   int best_gap;  // the vertical gap value offered to the next row
 };
 
-// Residue access for one direction: index 1..size gives the residues in consumption order.
+// Residue access for one direction: index 1..size gives the residues in consumption order. A reverse half
+// is copied reversed into a per-thread buffer (make_strand), so the DP reads forward without a branch.
 struct Strand {
-  Residues seq;
-  bool reverse;
-  int size() const { return static_cast<int>(seq.size()); }
-  std::uint8_t at(int i) const {
-    return reverse ? seq[seq.size() - static_cast<std::size_t>(i)] : seq[static_cast<std::size_t>(i - 1)];
-  }
+  const std::uint8_t* seq;
+  int n;
+  int size() const { return n; }
+  std::uint8_t at(int i) const { return seq[i - 1]; }
 };
+
+Strand make_strand(Residues s, bool reverse, std::vector<std::uint8_t>& buffer) {
+  if (!reverse) return {s.data(), static_cast<int>(s.size())};
+  buffer.assign(s.rbegin(), s.rend());
+  return {buffer.data(), static_cast<int>(buffer.size())};
+}
+
+// The DP column of extend / extend_restricted: a per-thread buffer of at least n cells. Every cell is
+// written (row 0, or when the band grows past it) before it is read, so old contents do not matter.
+Cell* column_buffer(std::size_t n) {
+  static thread_local std::vector<Cell> buffer;
+  if (buffer.size() < n) buffer.resize(n);
+  return buffer.data();
+}
 
 // Per-row traceback storage: row a holds codes for columns [first[a], first[a] + width).
 struct TraceRows {
@@ -86,7 +99,7 @@ HalfExtension extend(const Strand& A, const Strand& B, const ScoringMatrix& matr
   const int x = std::max(params.x_dropoff, oe);
   if (M <= 0 || N <= 0) return result;
 
-  std::vector<Cell> col(static_cast<std::size_t>(N) + 2);
+  Cell* const col = column_buffer(static_cast<std::size_t>(N) + 2);
   // Row 0: the leading gap in A, as far as it stays within X.
   if constexpr (kTrace) trace->start_row(0);
   col[0] = {0, -oe};
@@ -193,7 +206,7 @@ HalfExtension extend_restricted(const Strand& A, const Strand& B, const ScoringM
   const int x = std::max(params.x_dropoff, oe);
   if (M <= 0 || N <= 0) return result;
 
-  std::vector<Cell> col(static_cast<std::size_t>(N) + 2);
+  Cell* const col = column_buffer(static_cast<std::size_t>(N) + 2);
   col[0] = {0, -oe};
   int score = -oe;
   int b_size = 1;
@@ -363,8 +376,9 @@ std::optional<SeedPoint> traceback_offsets(Residues query, Residues subject, con
 
 HalfExtension semi_gapped_extend(Residues a, Residues b, bool reverse, const ScoringMatrix& matrix,
                                  const GappedParams& params, bool restricted) {
-  const Strand A{a, reverse};
-  const Strand B{b, reverse};
+  static thread_local std::vector<std::uint8_t> a_buffer, b_buffer;
+  const Strand A = make_strand(a, reverse, a_buffer);
+  const Strand B = make_strand(b, reverse, b_buffer);
   if (restricted) return extend_restricted(A, B, matrix, params);
   return extend<false>(A, B, matrix, params, nullptr);
 }
@@ -399,8 +413,9 @@ GappedScore preliminary_gapped_alignment(Residues query, Residues subject, const
 
 HalfTraceback traceback_extend(Residues a, Residues b, bool reverse, const ScoringMatrix& matrix,
                                const GappedParams& params) {
-  const Strand A{a, reverse};
-  const Strand B{b, reverse};
+  static thread_local std::vector<std::uint8_t> a_buffer, b_buffer;
+  const Strand A = make_strand(a, reverse, a_buffer);
+  const Strand B = make_strand(b, reverse, b_buffer);
   TraceRows trace;
   HalfTraceback out;
   out.end = extend<true>(A, B, matrix, params, &trace);

@@ -527,6 +527,14 @@ std::vector<PrelimHsp> SubjectScanner::run(Residues subject, SearchCounts& count
   return prelim;
 }
 
+std::vector<PrelimHsp> preliminary_hsps(const QueryContext& context, Residues subject,
+                                        const std::vector<UngappedHsp>& ungapped, SearchCounts& counts) {
+  std::vector<PrelimHsp> prelim = preliminary_stage(context.query(), subject, context.scoring(), ungapped,
+                                                    context.setup(), context.options(), context.calc(), counts);
+  counts.prelim_hsps += static_cast<std::int64_t>(prelim.size());
+  return prelim;
+}
+
 std::vector<Hsp> traceback_subject(const QueryContext& context, Residues subject,
                                    const std::vector<PrelimHsp>& prelim) {
   return traceback_stage(context.query(), subject, context.scoring(), prelim, context.setup(),

@@ -183,6 +183,11 @@ class SubjectScanner {
   std::vector<UngappedHsp> ungapped_;
 };
 
+// Stage 4 for one subject given its ungapped HSPs sorted by sort_ungapped_hsps: the preliminary HSPs
+// (sorted by score, E-values set, reaped by -evalue); counts.gapped_extensions / prelim_hsps added.
+std::vector<PrelimHsp> preliminary_hsps(const QueryContext& context, Residues subject,
+                                        const std::vector<UngappedHsp>& ungapped, SearchCounts& counts);
+
 // Stage 6 for one subject: the final HSPs (traceback, E-values, bit scores, sorted by E-value, -max_hsps).
 std::vector<Hsp> traceback_subject(const QueryContext& context, Residues subject,
                                    const std::vector<PrelimHsp>& prelim);
