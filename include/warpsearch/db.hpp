@@ -12,7 +12,7 @@
 // Contents:
 //   make_db()        FASTA/FASTQ (plain or gzip) -> packed database, streaming, all files or none
 //   PackedDb         a memory-mapped database: validated on open, zero-copy accessors, verify()
-//   SequenceSource   "FASTA or packed database": one next() loop in id order for both
+//   SequenceSource   "FASTA, packed database or BLAST+ protein database": one next() loop in id order
 //   summarize()      statistics of a database or FASTA file (for `warpsearch dbinfo`)
 #pragma once
 
@@ -29,6 +29,8 @@
 #include "warpsearch/sequence.hpp"
 
 namespace warpsearch {
+
+class BlastDb;  // a BLAST+ protein database (src/core/blast_db.hpp)
 
 // Format version written by make_db() and the only one PackedDb reads.
 inline constexpr std::uint32_t kDbFormatVersion = 1;
@@ -179,18 +181,25 @@ class PackedDb {
   const std::uint32_t* order_ = nullptr;
 };
 
-// The input of every search command: a packed database or a FASTA/FASTQ file (plain or gzip),
-// read in id (input) order either way.
+// The input of every search command: a packed database, a BLAST+ protein database (makeblastdb, format 4
+// or 5, by name as blastp -db takes it) or a FASTA/FASTQ file (plain or gzip), read in id (input / OID)
+// order either way.
 class SequenceSource {
  public:
   // A packed database when `path` is a file starting with the database magic, or `path` is not an
-  // existing file and `path.wsdb` exists; otherwise a sequence file read by SequenceReader
-  // with `options`. For a database, options.alphabet (if set) must agree with the database's
-  // (protein vs nucleotide; DNA and RNA share codes), else Error(kInput); the other options apply to
-  // sequence files only.
+  // existing file and `path.wsdb` exists; otherwise a BLAST+ database when is_blast_db(path); otherwise
+  // a sequence file read by SequenceReader with `options`. For a database, options.alphabet (if set)
+  // must agree with the database's (protein vs nucleotide; DNA and RNA share codes), else
+  // Error(kInput); the other options apply to sequence files only. A nucleotide BLAST+ database is
+  // Error(kInput). BLAST+ residues are converted to protein codes; deflines follow blastp's (see
+  // BlastDb in src/core/blast_db.hpp: name = blastp's sseqid, description = the rest of the title).
   static SequenceSource open(const std::string& path, ReaderOptions options = {});
   // Whether open(path) would open a packed database.
   static bool is_packed_db(const std::string& path);
+  // Whether open(path) would open a BLAST+ database: not a packed database, not an existing regular file
+  // (except NAME.pal / NAME.pin themselves), and NAME.pal, .pin, .nal or .nin found as blastp looks for
+  // it (working directory, then $BLASTDB; a space-separated list of such names also counts).
+  static bool is_blast_db(const std::string& path);
 
   SequenceSource(SequenceSource&&) noexcept;
   SequenceSource& operator=(SequenceSource&&) noexcept;
@@ -202,18 +211,21 @@ class SequenceSource {
   const std::string& path() const { return path_; }
   const Alphabet& alphabet() const;
   bool is_packed() const { return db_ != nullptr; }
-  // The database (nullptr for a sequence file).
+  // The database (nullptr for a sequence file or a BLAST+ database).
   const PackedDb* packed_db() const { return db_.get(); }
-  // The reader (nullptr for a packed database).
+  // The BLAST+ database (nullptr otherwise).
+  const BlastDb* blast_db() const { return blast_.get(); }
+  // The reader (nullptr for a database).
   const SequenceReader* reader() const { return reader_.get(); }
   std::uint64_t records() const;          // sequences returned so far
-  std::uint64_t unknown_letters() const;  // sequence file: so far; database: recorded by make_db
+  std::uint64_t unknown_letters() const;  // sequence file: so far; packed: recorded by make_db; BLAST: 0
 
  private:
   SequenceSource() = default;
 
   std::string path_;
   std::unique_ptr<PackedDb> db_;
+  std::unique_ptr<BlastDb> blast_;
   std::unique_ptr<SequenceReader> reader_;
   std::uint64_t next_id_ = 0;
 };
@@ -229,10 +241,14 @@ struct LengthBucket {
 struct DbSummary {
   std::string path;
   bool packed = false;
-  std::uint32_t format_version = 0;  // packed only
-  std::string title;                 // packed only
+  bool blast = false;                // a BLAST+ database
+  std::uint32_t format_version = 0;  // packed; BLAST+: 4 or 5 (of the first volume)
+  std::string title;                 // packed, BLAST+
   std::string source;                // packed only
-  std::uint64_t file_bytes = 0;      // packed: all six files; sequence file: bytes read (uncompressed)
+  std::string date;                  // BLAST+ only: the index's date
+  std::uint64_t volumes = 0;         // BLAST+ only
+  std::uint64_t files = 0;           // packed: 6; BLAST+: volume and alias files
+  std::uint64_t file_bytes = 0;      // databases: all files; sequence file: bytes read (uncompressed)
   AlphabetKind alphabet = AlphabetKind::kProtein;
   std::uint64_t sequences = 0;
   std::uint64_t residues = 0;
@@ -248,6 +264,8 @@ struct DbSummary {
 };
 
 DbSummary summarize(const PackedDb& db);
+// From the index: one pass over the sequence offsets, no residue or header is read.
+DbSummary summarize(const BlastDb& db);
 // A database is summarized from its index; a sequence file is read to the end (with a Progress line
 // when progress is true). An empty sequence file gives a summary with zero sequences.
 DbSummary summarize(SequenceSource& source, bool progress = false);

@@ -1,5 +1,6 @@
-// cmd_dbinfo.cpp: `warpsearch dbinfo`: statistics of a packed database or a FASTA/FASTQ file, as a
-// table (with the length histogram and partitions) or as JSON; --verify checks every checksum.
+// cmd_dbinfo.cpp: `warpsearch dbinfo`: statistics of a packed database, a BLAST+ protein database or a
+// FASTA/FASTQ file, as a table (with the length histogram and partitions) or as JSON; --verify checks every
+// checksum (packed) or every offset, residue and defline (BLAST+).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <string_view>
 
 #include "cli/commands.hpp"
+#include "core/blast_db.hpp"
 #include "core/text_format.hpp"
 #include "warpsearch/db.hpp"
 #include "warpsearch/error.hpp"
@@ -31,6 +33,12 @@ void print_json(const DbSummary& s, bool verified) {
   if (s.packed) {
     out += fmt::format("  \"format_version\": {},\n  \"title\": {},\n  \"source\": {},\n", s.format_version,
                        json_quote(s.title), json_quote(s.source));
+  }
+  if (s.blast) {
+    out += fmt::format(
+        "  \"blast\": true,\n  \"format_version\": {},\n  \"title\": {},\n  \"date\": {},\n  \"volumes\": "
+        "{},\n",
+        s.format_version, json_quote(s.title), json_quote(s.date), s.volumes);
   }
   out += fmt::format(
       "  \"file_bytes\": {},\n  \"alphabet\": \"{}\",\n  \"sequences\": {},\n  \"residues\": {},\n"
@@ -69,6 +77,12 @@ void print_table(const DbSummary& s, bool verified) {
     row("title", s.title);
     row("source", s.source);
     row("size", fmt::format("{} bytes in 6 files", s.file_bytes));
+  } else if (s.blast) {
+    row("database", fmt::format("{} (BLAST+ protein database, format version {}, {} volume{})", s.path,
+                                s.format_version, s.volumes, s.volumes == 1 ? "" : "s"));
+    row("title", s.title);
+    row("date", s.date);
+    row("size", fmt::format("{} bytes in {} files", s.file_bytes, s.files));
   } else {
     row("file", fmt::format("{} (sequence file, {} bytes of text)", s.path, s.file_bytes));
   }
@@ -81,7 +95,9 @@ void print_table(const DbSummary& s, bool verified) {
                              s.alphabet == AlphabetKind::kProtein ? "X" : "N"));
   row("soft-masked", fmt::format("{} residues in {} runs", s.masked_residues, s.mask_runs));
   if (verified) {
-    row("verified", s.packed ? "OK (CRC32 of every file, every residue code)" : "OK (read completely)");
+    row("verified", s.packed  ? "OK (CRC32 of every file, every residue code)"
+                    : s.blast ? "OK (every offset, residue code and defline)"
+                              : "OK (read completely)");
   }
   if (!s.histogram.empty()) {
     std::uint64_t most = 0;
@@ -116,27 +132,31 @@ void register_dbinfo(CLI::App& app, const GlobalOptions& global) {
     bool json = false;
   };
   auto opts = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand("dbinfo", "Show statistics of a packed database or a FASTA/FASTQ file");
+  CLI::App* cmd = app.add_subcommand(
+      "dbinfo", "Show statistics of a packed database, a BLAST+ protein database or a FASTA/FASTQ file");
   cmd->add_option("db", opts->path,
-                  "Packed database (PREFIX or PREFIX.wsdb) or FASTA/FASTQ file (plain or gzip)")
+                  "Packed database (PREFIX or PREFIX.wsdb), BLAST+ protein database name (as for blastp -db) "
+                  "or FASTA/FASTQ file (plain or gzip)")
       ->required();
   cmd->add_flag(
       "--verify", opts->verify,
-      "Also check every database file's CRC32 and every residue code (a sequence file is always read "
-      "completely)");
+      "Also check every packed database file's CRC32 and every residue code, or every offset, residue "
+      "and defline of a BLAST+ database (a sequence file is always read completely)");
   cmd->add_flag("--json", opts->json, "Print JSON instead of a table");
   cmd->add_option("--alphabet", opts->alphabet, "protein, dna or rna for a sequence file (default: guessed)");
   cmd->footer(
       "Examples:\n"
       "  warpsearch dbinfo sprot\n"
       "  warpsearch dbinfo sprot --verify      # exit status 4 if any file is corrupt\n"
-      "  warpsearch dbinfo reads.fa.gz --json");
+      "  warpsearch dbinfo reads.fa.gz --json\n"
+      "  warpsearch dbinfo swissprot           # a BLAST+ database (makeblastdb -dbtype prot)");
   cmd->callback([opts, &global] {
     ReaderOptions reader_options;
     reader_options.alphabet = alphabet_option(opts->alphabet);
     reader_options.allow_empty_sequences = true;
     SequenceSource source = SequenceSource::open(opts->path, reader_options);
     if (opts->verify && source.is_packed()) source.packed_db()->verify();
+    if (opts->verify && source.blast_db() != nullptr) source.blast_db()->verify();
     const DbSummary summary = summarize(source, !global.quiet);
     if (opts->json) {
       print_json(summary, opts->verify);

@@ -1,10 +1,12 @@
-// db_summary.cpp: summarize(): counts, length statistics and histogram of a database or sequence file.
+// db_summary.cpp: summarize(): counts, length statistics and histogram of a database (packed or BLAST+) or
+// sequence file.
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <array>
 #include <bit>
 
+#include "core/blast_db.hpp"
 #include "warpsearch/db.hpp"
 #include "warpsearch/progress.hpp"
 
@@ -54,6 +56,7 @@ DbSummary summarize(const PackedDb& db) {
   summary.format_version = db.format_version();
   summary.title = db.title();
   summary.source = db.source();
+  summary.files = 6;
   summary.file_bytes = db.file_bytes();
   summary.alphabet = db.alphabet().kind();
   summary.unknown_letters = db.unknown_letters();
@@ -67,8 +70,27 @@ DbSummary summarize(const PackedDb& db) {
   return summary;
 }
 
+DbSummary summarize(const BlastDb& db) {
+  DbSummary summary;
+  summary.path = db.name();
+  summary.blast = true;
+  summary.format_version = db.format_version();
+  summary.title = db.title();
+  summary.date = db.date();
+  summary.volumes = db.volumes().size();
+  summary.files = 3 * db.volumes().size() + db.alias_files().size();
+  summary.file_bytes = db.file_bytes();
+  summary.alphabet = AlphabetKind::kProtein;
+  std::vector<std::uint64_t> lengths(db.size());
+  for (std::uint64_t oid = 0; oid < db.size(); ++oid) lengths[oid] = db.length(oid);
+  std::sort(lengths.begin(), lengths.end());
+  add_length_stats(summary, lengths);
+  return summary;
+}
+
 DbSummary summarize(SequenceSource& source, bool progress) {
   if (source.is_packed()) return summarize(*source.packed_db());
+  if (source.blast_db() != nullptr) return summarize(*source.blast_db());
   const SequenceReader& reader = *source.reader();
   std::uint64_t total = 0;
   struct stat st {};
