@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "blast/scanner.hpp"
+#include "core/blast_db.hpp"
 #include "warpsearch/db.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/thread_pool.hpp"
@@ -89,6 +90,13 @@ DatabaseTotals database_totals(const std::string& path, bool subject_mode) {
     totals.length = static_cast<std::int64_t>(db.total_residues());
     totals.sequences = static_cast<std::int64_t>(db.size());
     totals.min_length = kSeqSrcMinLength;
+    return totals;
+  }
+  if (!subject_mode && source.blast_db() != nullptr) {
+    const BlastDb& db = *source.blast_db();  // the alias statistics blastp uses (STATS_*, MIN_SEQ_LENGTH)
+    totals.length = static_cast<std::int64_t>(db.stats_total_length());
+    totals.sequences = static_cast<std::int64_t>(db.stats_num_seqs());
+    totals.min_length = db.cutoff_min_length();
     return totals;
   }
   Sequence seq;

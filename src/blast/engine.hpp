@@ -44,11 +44,12 @@ struct DatabaseTotals {
 };
 
 // Totals of the database at `path` (as SequenceSource::open reads it). A packed or BLAST+ database gives
-// them from its index; a sequence file is read once (subject_reader_options). min_length: for a database
-// (blastp -db), BLAST_SEQSRC_MINLENGTH = 10, as CSeqDB reports no shortest length (seqdbimpl.cpp: the
-// alias MinLength is 0 for a plain database, then 10); with subject_mode (blastp -subject: the file is the
-// subject set), max(shortest, 10) (subject_set_min_length). Throws as SequenceSource does (kIo, kFormat
-// with file and line).
+// them from its index (a BLAST+ database: its alias statistics, as blastp); a sequence file is read once
+// (subject_reader_options). min_length: for a database (blastp -db), BLAST_SEQSRC_MINLENGTH = 10, as
+// CSeqDB reports no shortest length (seqdbimpl.cpp: the alias MinLength is 0 for a plain database, then
+// 10; BlastDb::cutoff_min_length for a BLAST+ database, which honours an alias MIN_SEQ_LENGTH); with
+// subject_mode (blastp -subject: the file is the subject set), max(shortest, 10) (subject_set_min_length).
+// Throws as SequenceSource does (kIo, kFormat with file and line).
 DatabaseTotals database_totals(const std::string& path, bool subject_mode = false);
 
 // How subject files are read: protein, letters outside the alphabet are errors (file:line).

@@ -250,25 +250,30 @@ TEST(EngineBlastpDb, Outfmt6SameAsBlastpDb) {
   options.threads = 2;
   options.batch_residues = 100000;
   const std::vector<BlastpQuery> qs = to_queries(queries);
-  const DatabaseTotals totals = database_totals(db_path);
-  const BlastpRunResult r = blastp_run(qs, db_path, totals, options);
   const TabularWriter writer(parse_tabular_format("6"), ScoringMatrix::builtin("BLOSUM62"),
                              TabularOptions{blast_db, false});
-  std::string actual;
-  for (std::size_t q = 0; q < queries.size(); ++q) {
-    std::vector<TabularSequence> subjects;
-    std::vector<TabularHit> hits;
-    for (const SubjectHits& list : r.queries[q].hits) {
-      const BlastpSubject& s = r.subjects.at(list.oid);
-      subjects.push_back({s.defline, s.residues});
-      SubjectHits one = list;
-      one.oid = static_cast<int>(subjects.size() - 1);
-      for (TabularHit& h : tabular_hits({one})) hits.push_back(std::move(h));
+  // The database as the FASTA file it was made from, and as the BLAST+ database itself.
+  for (const std::string& path : {db_path, blast_db}) {
+    const DatabaseTotals totals = database_totals(path);
+    EXPECT_EQ(totals.min_length, 10);
+    EXPECT_EQ(totals.sequences, 1500);
+    const BlastpRunResult r = blastp_run(qs, path, totals, options);
+    std::string actual;
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+      std::vector<TabularSequence> subjects;
+      std::vector<TabularHit> hits;
+      for (const SubjectHits& list : r.queries[q].hits) {
+        const BlastpSubject& s = r.subjects.at(list.oid);
+        subjects.push_back({s.defline, s.residues});
+        SubjectHits one = list;
+        one.oid = static_cast<int>(subjects.size() - 1);
+        for (TabularHit& h : tabular_hits({one})) hits.push_back(std::move(h));
+      }
+      actual += writer.query({queries[q].defline, queries[q].codes}, subjects, hits);
     }
-    actual += writer.query({queries[q].defline, queries[q].codes}, subjects, hits);
+    EXPECT_FALSE(actual.empty());
+    EXPECT_EQ(actual, expected.str()) << path;
   }
-  EXPECT_FALSE(actual.empty());
-  EXPECT_EQ(actual, expected.str());
 }
 
 }  // namespace
