@@ -3,12 +3,17 @@
 // Every command lives in its own src/cli/cmd_<name>.cpp and registers itself through commands.hpp.
 // Errors surface as warpsearch::Error and become "warpsearch: error: FILE:LINE: message" on stderr
 // with the exit status of their kind (error.hpp); usage errors exit 2 with CLI11's message.
+// Commands with BLAST+ option spellings (blastp) also take their long options with one dash, as BLAST+
+// does: blast_style_arguments() rewrites those tokens to CLI11's --name form before parsing.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "warpsearch/error.hpp"
@@ -33,6 +38,56 @@ std::optional<AlphabetKind> alphabet_option(const std::string& text) {
 }
 
 namespace {
+
+// Commands whose options are spelt as in BLAST+ and may be written with one dash.
+constexpr std::string_view kBlastStyleCommands[] = {"blastp"};
+
+// The option named by `token` ("--name", "--name=value", "-x"), looked up in `app` and then in its parents
+// (global options may follow the command name); nullptr if none.
+const CLI::Option* find_option(const CLI::App& app, std::string_view token) {
+  const std::string name(token.substr(0, token.find('=')));
+  for (const CLI::App* a = &app; a != nullptr; a = a->get_parent()) {
+    if (const CLI::Option* opt = a->get_option_no_throw(name)) return opt;
+  }
+  return nullptr;
+}
+
+// The command line with BLAST+-style options rewritten for CLI11: after the name of a command listed in
+// kBlastStyleCommands, a token -NAME or -NAME=VALUE (NAME at least two characters) whose --NAME is a long
+// option of that command (or a global option, which may follow the command name) becomes --NAME /
+// --NAME=VALUE. Nothing else changes: tokens before the command, option values (the token after an option
+// that takes a value, when given without '='; so "-out -query" keeps "-query" as a file name, and negative
+// numbers are never rewritten), short options, unknown names (CLI11 reports them as typed), and everything
+// after "--". Other commands' arguments are returned unchanged.
+std::vector<std::string> blast_style_arguments(const CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  const CLI::App* command = nullptr;  // the BLAST-style command, once its name has been seen
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    std::string& token = args[i];
+    if (token == "--") break;
+    if (token.empty() || token[0] != '-') {
+      // Not an option, and not an option's value (those are skipped below): before the command, the
+      // command name; after it, a stray argument CLI11 will report.
+      if (command != nullptr) continue;
+      for (const std::string_view name : kBlastStyleCommands) {
+        if (token == name) command = app.get_subcommand(std::string(name));  // registered above
+      }
+      if (command == nullptr) break;  // another command: its arguments stay as they are
+      continue;
+    }
+    const CLI::App& scope = command != nullptr ? *command : app;
+    if (command != nullptr && token.size() > 2 && token[1] != '-') {
+      const std::string long_form = "-" + token;
+      if (find_option(scope, long_form) != nullptr) token = long_form;
+    }
+    // An option that takes a value, given without '=' ("--evalue 5", "-t 4"): its value is the next token.
+    const CLI::Option* opt = find_option(scope, token);
+    const bool separate_value =
+        token.rfind("--", 0) == 0 ? token.find('=') == std::string::npos : token.size() == 2;
+    if (opt != nullptr && opt->get_items_expected_min() > 0 && separate_value) ++i;
+  }
+  return args;
+}
 
 int run(int argc, char** argv) {
   CLI::App app{"warpsearch: GPU-accelerated homologous sequence search", "warpsearch"};
@@ -60,13 +115,17 @@ int run(int argc, char** argv) {
   register_align(app, global);
   register_hmmsearch(app, global);
   register_scan(app, global);
+  register_blastp(app, global);
 
   if (argc <= 1) {  // no command: show what there is, as a usage error
     std::fputs(app.help().c_str(), stderr);
     return 2;
   }
+  std::vector<std::string> args = blast_style_arguments(app, argc, argv);
+  std::vector<char*> arg_pointers;
+  for (std::string& a : args) arg_pointers.push_back(a.data());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(arg_pointers.size()), arg_pointers.data());
   } catch (const CLI::ParseError& e) {
     // CLI11 prints the message (or the help); a command-line mistake is a usage error (exit status 2),
     // like the checks the commands make themselves, whatever CLI11's own code for it.

@@ -43,7 +43,7 @@ TEST(CliMain, UnknownOptionAndBadDeviceAreUsageErrors) {
 }
 
 TEST(CliMain, EveryCommandHasHelpWithExamples) {
-  for (const char* cmd : {"makedb", "dbinfo", "devices", "align", "hmmsearch", "scan"}) {
+  for (const char* cmd : {"makedb", "dbinfo", "devices", "align", "hmmsearch", "scan", "blastp"}) {
     const CliRun r = run_cli(std::string(cmd) + " --help");
     EXPECT_EQ(r.status, 0) << cmd;
     EXPECT_NE(r.out.find("Examples"), std::string::npos) << cmd << ": " << r.out;

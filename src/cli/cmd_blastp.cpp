@@ -1,0 +1,577 @@
+// cmd_blastp.cpp: `warpsearch blastp`: protein queries against a protein database or a set of subject
+// sequences with BLAST+ 2.12 blastp's options, defaults and outputs (library: src/blast/engine.hpp, the
+// driver; src/blast/pairwise.hpp, -outfmt 0; src/blast/tabular.hpp, -outfmt 6/7).
+//
+// Options keep BLAST+'s spellings and may be written with one dash as in BLAST+ (-query, -evalue=1e-5;
+// main.cpp rewrites them to CLI11's --name before parsing) or two. Options blastp has but this command
+// does not implement (-html, -remote, -culling_limit, ...) are accepted by the parser and refused with a
+// usage error naming them, so that a BLAST+ command line fails clearly rather than as an unknown option.
+//
+// Data flow: option checks that need no data (matrix, gap costs against BLAST+'s tables, -outfmt, -seg,
+// -comp_based_stats) come first; then the output is created (an unwritable -out fails before any work),
+// the subject-set totals are read once (database_totals), and the queries are read (protein, strict
+// letters) in batches of at most kBatchQueries queries or kBatchResidues residues. Each batch is one
+// blastp_run; its queries' output is formatted and written in query order before the next batch is read
+// (outfmt 0: the report's header before the first batch and its footer after the last; outfmt 7: the
+// "# BLAST processed" line after the last). The output is an OutputFile committed at the end, so a failed
+// run leaves no partial file.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "blast/engine.hpp"
+#include "blast/lookup.hpp"
+#include "blast/pairwise.hpp"
+#include "blast/search.hpp"
+#include "blast/tabular.hpp"
+#include "cli/commands.hpp"
+#include "core/blast_db.hpp"
+#include "stats/blast_tables.hpp"
+#include "warpsearch/db.hpp"
+#include "warpsearch/error.hpp"
+#include "warpsearch/output_file.hpp"
+#include "warpsearch/scoring.hpp"
+#include "warpsearch/seqio.hpp"
+
+namespace warpsearch::cli {
+namespace {
+
+// A query batch holds at most this many queries or residues (whichever is reached first; a longer single
+// query is a batch of its own).
+constexpr std::size_t kBatchQueries = 10000;
+constexpr std::size_t kBatchResidues = 8u << 20;
+
+// blastp options this command parses but does not implement: (name, takes a value).
+struct UnsupportedOption {
+  const char* name;
+  bool takes_value;
+};
+constexpr UnsupportedOption kUnsupported[] = {
+    {"import_search_strategy", true},
+    {"export_search_strategy", true},
+    {"dbsize", true},
+    {"gilist", true},
+    {"seqidlist", true},
+    {"negative_gilist", true},
+    {"negative_seqidlist", true},
+    {"taxids", true},
+    {"negative_taxids", true},
+    {"taxidlist", true},
+    {"negative_taxidlist", true},
+    {"ipglist", true},
+    {"negative_ipglist", true},
+    {"entrez_query", true},
+    {"db_soft_mask", true},
+    {"db_hard_mask", true},
+    {"subject_loc", true},
+    {"query_loc", true},
+    {"qcov_hsp_perc", true},
+    {"searchsp", true},
+    {"soft_masking", true},
+    {"culling_limit", true},
+    {"best_hit_overhang", true},
+    {"best_hit_score_edge", true},
+    {"num_descriptions", true},
+    {"num_alignments", true},
+    {"line_length", true},
+    {"sorthits", true},
+    {"sorthsps", true},
+    {"mt_mode", true},
+    {"subject_besthit", false},
+    {"lcase_masking", false},
+    {"parse_deflines", false},
+    {"show_gis", false},
+    {"html", false},
+    {"ungapped", false},
+    {"remote", false},
+    {"use_sw_tback", false},
+};
+
+struct BlastpCliOptions {
+  std::string query = "-";
+  std::string db;
+  std::string subject;
+  std::string out = "-";
+  std::string task = "blastp";
+  double evalue = 10;
+  std::string matrix = "BLOSUM62";
+  int gapopen = 0;
+  int gapextend = 0;
+  int word_size = 3;
+  double threshold = 0;
+  std::string comp_based_stats = "2";
+  std::string seg = "no";
+  int max_target_seqs = 500;
+  int max_hsps = 0;
+  double xdrop_ungap = 0;
+  double xdrop_gap = 0;
+  double xdrop_gap_final = 0;
+  int window_size = 40;
+  int num_threads = 1;
+  std::string outfmt = "0";
+  // Set when the option was given (CLI11 counts), to tell defaults from explicit values.
+  const CLI::Option* db_opt = nullptr;
+  const CLI::Option* subject_opt = nullptr;
+  const CLI::Option* gapopen_opt = nullptr;
+  const CLI::Option* gapextend_opt = nullptr;
+  const CLI::Option* threshold_opt = nullptr;
+  const CLI::Option* max_hsps_opt = nullptr;
+  const CLI::Option* num_threads_opt = nullptr;
+  const CLI::Option* global_threads_opt = nullptr;  // the global --threads
+  std::vector<const CLI::Option*> unsupported;
+};
+
+// -comp_based_stats as blastp reads it (its first letter decides): 0/F/f off, 1, 2/T/t/D/d (the default
+// for blastp), 3. Anything else is refused (blastp silently treats it as 0).
+int parse_comp_based_stats(const std::string& text) {
+  if (text == "0" || text == "F" || text == "f") return 0;
+  if (text == "1") return 1;
+  if (text == "2" || text == "T" || text == "t" || text == "D" || text == "d") return 2;
+  if (text == "3") return 3;
+  throw Error(
+      ErrorKind::kUsage,
+      fmt::format("-comp_based_stats {}: expected 0, 1, 2 or 3 (F = 0; T and D = 2, the default)", text));
+}
+
+// -seg: yes (SEG with its default window 12, locut 2.2, hicut 2.5), no, or those three numbers.
+bool parse_seg(const std::string& text) {
+  if (text == "yes") return true;
+  if (text == "no") return false;
+  std::istringstream in(text);
+  int window = 0;
+  double locut = 0, hicut = 0;
+  std::string rest;
+  if (in >> window >> locut >> hicut && !(in >> rest) && window == 12 && locut == 2.2 && hicut == 2.5)
+    return true;
+  throw Error(
+      ErrorKind::kUsage,
+      fmt::format("-seg {}: expected yes or no (SEG parameters other than the default '12 2.2 2.5' are "
+                  "not supported)",
+                  text));
+}
+
+// The -matrix value as a ScoringMatrix: a built-in name or an NCBI-format matrix file.
+ScoringMatrix load_matrix(const std::string& name) {
+  if (!ScoringMatrix::is_builtin(name) && !std::filesystem::exists(name)) {
+    throw Error(
+        ErrorKind::kUsage,
+        fmt::format("-matrix {}: not a supported matrix; supported matrices are: {} (or an NCBI-format "
+                    "matrix file)",
+                    name, fmt::join(ScoringMatrix::builtin_names(), ", ")));
+  }
+  ScoringMatrix matrix = ScoringMatrix::load(name);
+  if (matrix.alphabet() != AlphabetKind::kProtein)
+    throw Error(ErrorKind::kUsage, fmt::format("-matrix {}: blastp needs a protein matrix", name));
+  return matrix;
+}
+
+// BLAST+'s table of (gap open, gap extend) pairs with statistics for the matrix: the table of the built-in
+// matrix with the same scores (as the statistics look it up), or nullptr.
+const stats::blast_tables::ProteinMatrixTable* statistics_table(const ScoringMatrix& matrix) {
+  for (const std::string_view name : ScoringMatrix::builtin_names()) {
+    if (!matrix.same_scores(ScoringMatrix::builtin(name))) continue;
+    for (const auto& table : stats::blast_tables::protein_tables()) {
+      if (table.name == name) return &table;
+    }
+  }
+  return nullptr;
+}
+
+// Refuses gap costs BLAST+ has no statistics for, listing the pairs it has (as blastp does).
+void check_gap_costs(const ScoringMatrix& matrix, GapCosts gaps) {
+  const auto* table = statistics_table(matrix);
+  if (table == nullptr) {
+    throw Error(
+        ErrorKind::kUsage,
+        fmt::format("-matrix {}: BLAST+ has statistics only for the built-in matrices ({}); this matrix "
+                    "scores like none of them",
+                    matrix.name(), fmt::join(ScoringMatrix::builtin_names(), ", ")));
+  }
+  std::vector<std::string> pairs;
+  for (const auto& row : table->gapped) {
+    if (row.open == gaps.open && row.extend == gaps.extend) return;
+    pairs.push_back(fmt::format("{}/{}", row.open, row.extend));
+  }
+  throw Error(
+      ErrorKind::kUsage,
+      fmt::format("gap costs -gapopen {} -gapextend {} are not supported for {}; supported (open/extend) "
+                  "values are: {}",
+                  gaps.open, gaps.extend, table->name, fmt::join(pairs, ", ")));
+}
+
+// The report writer of -outfmt: "0" (pairwise) or a tabular spec ("6", "7", "6 qseqid ..."); the other
+// BLAST+ formats are refused. It formats one batch of queries at a time, in query order.
+class ReportWriter {
+ public:
+  struct Setup {
+    const ScoringMatrix* matrix = nullptr;
+    const blast::BlastpOptions* search = nullptr;
+    bool subject_mode = false;
+    std::string target;  // the -subject path or the -db name, as given
+    blast::DatabaseTotals totals;
+  };
+
+  ReportWriter(const std::string& spec, const Setup& setup) {
+    std::istringstream in(spec);
+    std::string number;
+    in >> number;
+    if (number == "0") {
+      pairwise_.emplace(*setup.matrix, pairwise_options(setup));
+      method_ = compadjust_method(setup.search->comp_based_stats);
+    } else if (number == "6" || number == "7") {
+      blast::TabularOptions options;
+      options.subject_mode = setup.subject_mode;
+      options.database_label =
+          setup.subject_mode ? blast::subject_database_label(setup.target) : setup.target;
+      tabular_.emplace(blast::parse_tabular_format(spec), *setup.matrix, options);
+    } else {
+      throw Error(
+          ErrorKind::kUsage,
+          fmt::format("-outfmt '{}': supported formats are 0 (pairwise), 6 (tabular) and 7 (tabular with "
+                      "comment lines), with an optional field list for 6 and 7",
+                      spec));
+    }
+  }
+
+  std::string header() const { return pairwise_ ? pairwise_->header() : std::string(); }
+  std::string footer(std::size_t queries) const {
+    return pairwise_ ? pairwise_->footer() : tabular_->footer(queries);
+  }
+
+  // One batch's output in query order: each query's hits with their subjects.
+  std::string batch(const std::vector<blast::BlastpQuery>& queries,
+                    const blast::BlastpRunResult& result) const {
+    std::string text;
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+      // The writers take this query's subjects as a list; hits refer to them by index (SubjectHits::oid).
+      const blast::BlastpQueryResult& r = result.queries[q];
+      std::vector<const blast::BlastpSubject*> subjects;
+      std::vector<blast::SubjectHits> hits = r.hits;
+      for (blast::SubjectHits& list : hits) {
+        subjects.push_back(&result.subjects.at(list.oid));
+        list.oid = static_cast<int>(subjects.size() - 1);
+      }
+      text += pairwise_ ? pairwise_query(queries[q], r, subjects, hits)
+                        : tabular_query(queries[q], subjects, hits);
+    }
+    return text;
+  }
+
+ private:
+  static blast::PairwiseOptions pairwise_options(const Setup& setup) {
+    blast::PairwiseOptions options;
+    options.gaps = setup.search->gaps;
+    options.threshold = setup.search->threshold > 0 ? setup.search->threshold
+                                                    : blast::blastp_default_threshold(setup.matrix->name());
+    options.window = setup.search->window;
+    options.subject_mode = setup.subject_mode;
+    // -db: a BLAST+ database's title and date as blastp prints them; another database (FASTA file, packed
+    // database), which blastp cannot read, is titled by its name as given.
+    if (setup.subject_mode) {
+      options.database_title = blast::subject_database_title(setup.target);
+    } else if (SequenceSource::is_blast_db(setup.target)) {
+      const BlastDb db = BlastDb::open(setup.target);
+      options.database_title = db.title();
+      options.posted_date = db.date();
+    } else {
+      options.database_title = setup.target;
+    }
+    options.database_sequences = setup.totals.sequences;
+    options.database_letters = setup.totals.length;
+    return options;
+  }
+
+  // What blastp prints after an HSP's E-value for the -comp_based_stats mode: mode 1 always rescales the
+  // matrix ("Composition-based stats."), mode 3 always adjusts it. Mode 2 decides per subject
+  // (Blast_ChooseMatrixAdjustRule), which the engine does not report yet: refused for -outfmt 0.
+  static blast::CompAdjustMethod compadjust_method(int comp_based_stats) {
+    switch (comp_based_stats) {
+      case 0: return blast::CompAdjustMethod::kNone;
+      case 1: return blast::CompAdjustMethod::kCompositionBasedStats;
+      case 3: return blast::CompAdjustMethod::kMatrixAdjust;
+      default:
+        throw Error(ErrorKind::kUsage,
+                    "-outfmt 0 with -comp_based_stats 2 (the default) is not available yet: the report names "
+                    "each HSP's adjustment method, which the search does not return; use -outfmt 6/7 or "
+                    "-comp_based_stats 0, 1 or 3");
+    }
+  }
+
+  std::string tabular_query(const blast::BlastpQuery& query,
+                            const std::vector<const blast::BlastpSubject*>& subjects,
+                            const std::vector<blast::SubjectHits>& hits) const {
+    std::vector<blast::TabularSequence> sequences;
+    for (const blast::BlastpSubject* s : subjects) sequences.push_back({s->defline, s->residues});
+    return tabular_->query({query.defline, query.residues}, sequences, blast::tabular_hits(hits));
+  }
+
+  std::string pairwise_query(const blast::BlastpQuery& query, const blast::BlastpQueryResult& result,
+                             const std::vector<const blast::BlastpSubject*>& subjects,
+                             const std::vector<blast::SubjectHits>& hits) const {
+    std::vector<blast::Residues> residues;
+    std::vector<std::string_view> deflines;
+    for (const blast::BlastpSubject* s : subjects) {
+      residues.push_back(s->residues);
+      deflines.push_back(s->defline);
+    }
+    blast::PairwiseQuery q;
+    q.defline = query.defline;
+    q.residues = query.residues;
+    q.mask = result.setup.mask;
+    q.ungapped = result.setup.ungapped;
+    q.search_space = result.setup.lengths.search_space;
+    return pairwise_->query(q, blast::pairwise_hits(hits, residues, deflines, method_));
+  }
+
+  std::optional<blast::TabularWriter> tabular_;
+  std::optional<blast::PairwiseWriter> pairwise_;
+  blast::CompAdjustMethod method_ = blast::CompAdjustMethod::kNone;
+};
+
+std::string defline_of(const Sequence& seq) {
+  return seq.description.empty() ? seq.name : seq.name + " " + seq.description;
+}
+
+void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
+  // Options that need no data.
+  for (const CLI::Option* opt : o.unsupported) {
+    if (opt->count() > 0) {
+      throw Error(ErrorKind::kUsage,
+                  fmt::format("-{} is not supported by warpsearch blastp (see warpsearch blastp "
+                              "--help for the options it implements)",
+                              opt->get_lnames().front()));
+    }
+  }
+  if (o.task != "blastp") {
+    throw Error(
+        ErrorKind::kUsage,
+        fmt::format("-task {}: only the blastp task is supported (not blastp-fast or blastp-short)", o.task));
+  }
+  const bool have_db = o.db_opt->count() > 0, have_subject = o.subject_opt->count() > 0;
+  if (have_db && have_subject)
+    throw Error(ErrorKind::kUsage, "-db and -subject are incompatible: give one of them");
+  if (!have_db && !have_subject)
+    throw Error(ErrorKind::kUsage,
+                "either a database (-db) or subject sequences (-subject) must be specified");
+  const std::string& target = have_db ? o.db : o.subject;
+  if (target == "-") {
+    throw Error(
+        ErrorKind::kUsage,
+        fmt::format("-{} - : the subjects are read twice (totals, then the search), so they cannot be stdin",
+                    have_db ? "db" : "subject"));
+  }
+  if (!(o.evalue > 0)) throw Error(ErrorKind::kUsage, fmt::format("-evalue {}: must be > 0", o.evalue));
+  if (o.word_size < 2 || o.word_size > 5) {
+    throw Error(ErrorKind::kUsage, fmt::format("-word_size {}: supported word sizes are 2 to 5 (BLAST+'s "
+                                               "compressed-alphabet lookup for 6 and 7 is not implemented)",
+                                               o.word_size));
+  }
+  if (o.threshold < 0)
+    throw Error(ErrorKind::kUsage, fmt::format("-threshold {}: must be >= 0", o.threshold));
+  if (o.max_target_seqs < 1)
+    throw Error(ErrorKind::kUsage, fmt::format("-max_target_seqs {}: must be >= 1", o.max_target_seqs));
+  if (o.max_hsps_opt->count() > 0 && o.max_hsps < 1)
+    throw Error(ErrorKind::kUsage, fmt::format("-max_hsps {}: must be >= 1", o.max_hsps));
+  if (o.num_threads < 1)
+    throw Error(ErrorKind::kUsage, fmt::format("-num_threads {}: must be >= 1", o.num_threads));
+  if (o.window_size < 1) {
+    throw Error(ErrorKind::kUsage,
+                fmt::format("-window_size {}: the one-hit algorithm (0) is not supported; give a window >= 1",
+                            o.window_size));
+  }
+  if (o.xdrop_ungap < 0 || o.xdrop_gap < 0 || o.xdrop_gap_final < 0)
+    throw Error(ErrorKind::kUsage, "-xdrop_ungap, -xdrop_gap and -xdrop_gap_final must be >= 0");
+
+  blast::BlastpRunOptions run;
+  blast::BlastpOptions& search = run.search;
+  const ScoringMatrix matrix = load_matrix(o.matrix);
+  search.matrix = o.matrix;
+  // Each gap cost not given is the matrix's BLAST+ default (BLAST_GetProteinGapExistenceExtendParams).
+  search.gaps = matrix.default_gaps();
+  if (o.gapopen_opt->count() > 0) search.gaps.open = o.gapopen;
+  if (o.gapextend_opt->count() > 0) search.gaps.extend = o.gapextend;
+  check_gap_costs(matrix, search.gaps);
+  search.evalue = o.evalue;
+  search.word_size = o.word_size;
+  // BLAST+ truncates the threshold to an integer (lookup->threshold = (Int4)opt->threshold); 0: the
+  // matrix's default.
+  search.threshold = o.threshold_opt->count() > 0 ? static_cast<int>(o.threshold) : 0;
+  search.seg = parse_seg(o.seg);
+  search.max_target_seqs = o.max_target_seqs;
+  search.max_hsps = o.max_hsps_opt->count() > 0 ? o.max_hsps : 0;
+  search.window = o.window_size;
+  // BLAST+ keeps its default X-dropoffs for 0 (BLAST_FillInitialWordOptions / BLAST_FillExtensionOptions).
+  if (o.xdrop_ungap != 0) search.xdrop_ungap_bits = o.xdrop_ungap;
+  if (o.xdrop_gap != 0) search.xdrop_gap_bits = o.xdrop_gap;
+  if (o.xdrop_gap_final != 0) search.xdrop_gap_final_bits = o.xdrop_gap_final;
+  search.comp_based_stats = parse_comp_based_stats(o.comp_based_stats);
+  // -num_threads when given, else the global --threads when given, else blastp's default of one thread.
+  run.threads = o.num_threads_opt->count() > 0      ? static_cast<unsigned>(o.num_threads)
+                : o.global_threads_opt->count() > 0 ? global.resolved_threads()
+                                                    : 1u;
+
+  ReportWriter::Setup report{&matrix, &search, have_subject, target, {}};
+  static_cast<void>(ReportWriter(o.outfmt, report));  // -outfmt errors before any work
+
+  // Output first (an unwritable path fails before any work), then the subject totals, then the queries.
+  OutputFile out(o.out);
+  const auto start = std::chrono::steady_clock::now();
+  report.totals = blast::database_totals(target, have_subject);
+  const blast::DatabaseTotals& totals = report.totals;
+  if (totals.sequences == 0) {
+    throw Error(ErrorKind::kInput,
+                fmt::format("{} holds no sequences", have_db ? "the database" : "-subject"), target);
+  }
+  const ReportWriter writer(o.outfmt, report);
+  SequenceReader reader(o.query, blast::subject_reader_options());
+  std::uint64_t queries = 0, hits = 0;
+  Sequence seq;
+  bool more = reader.next(seq);
+  if (!more) throw Error(ErrorKind::kInput, "the query file holds no sequences", reader.path());
+  out.write(writer.header());
+  while (more) {
+    std::vector<blast::BlastpQuery> batch;
+    std::size_t residues = 0;
+    while (more && batch.size() < kBatchQueries &&
+           (batch.empty() || residues + seq.length() <= kBatchResidues)) {
+      residues += seq.length();
+      batch.push_back({defline_of(seq), std::move(seq.residues)});
+      more = reader.next(seq);
+    }
+    const blast::BlastpRunResult result = blast::blastp_run(batch, target, totals, run);
+    out.write(writer.batch(batch, result));
+    queries += batch.size();
+    for (const blast::BlastpQueryResult& q : result.queries) {
+      for (const blast::SubjectHits& list : q.hits) hits += list.hsps.size();
+    }
+  }
+  out.write(writer.footer(queries));
+  out.commit();
+
+  if (!global.quiet && o.out != "-") {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fmt::print(stderr,
+               "blastp: {} quer{} vs {} subject{} ({} residues): {} HSP{} in {:.2f} s on {} thread{}\n",
+               queries, queries == 1 ? "y" : "ies", totals.sequences, totals.sequences == 1 ? "" : "s",
+               totals.length, hits, hits == 1 ? "" : "s", seconds, run.threads, run.threads == 1 ? "" : "s");
+  }
+}
+
+}  // namespace
+
+void register_blastp(CLI::App& app, const GlobalOptions& global) {
+  auto opts = std::make_shared<BlastpCliOptions>();
+  BlastpCliOptions& o = *opts;
+  CLI::App* cmd = app.add_subcommand(
+      "blastp", "Protein-protein BLAST (BLAST+ 2.12 blastp's options, statistics and tabular output)");
+  o.global_threads_opt = app.get_option("--threads");
+
+  auto in = cmd->add_option_group("Input query options");
+  in->add_option("--query", o.query, "Input file name: protein FASTA ('-' reads stdin)")
+      ->capture_default_str();
+
+  auto general = cmd->add_option_group("General search options");
+  general->add_option("--task", o.task, "Task to execute (only blastp)")->capture_default_str();
+  o.db_opt =
+      general->add_option("--db", o.db,
+                          "Database: a BLAST+ database name, a packed warpsearch database or a protein "
+                          "FASTA file (incompatible with -subject)");
+  general->add_option("--out", o.out, "Output file name ('-' is stdout); never left partial on error")
+      ->capture_default_str();
+  general->add_option("--evalue", o.evalue, "Expectation value (E) threshold for saving hits")
+      ->capture_default_str();
+  general->add_option("--word_size", o.word_size, "Word size for the wordfinder algorithm (2..5)")
+      ->capture_default_str();
+  o.gapopen_opt =
+      general->add_option("--gapopen", o.gapopen, "Cost to open a gap [default: the matrix's, BLOSUM62 11]");
+  o.gapextend_opt = general->add_option("--gapextend", o.gapextend,
+                                        "Cost to extend a gap [default: the matrix's, BLOSUM62 1]");
+  general
+      ->add_option("--matrix", o.matrix,
+                   "Scoring matrix name (BLOSUM45/50/62/80/90, PAM30/70/250) or an NCBI-format matrix file")
+      ->capture_default_str();
+  o.threshold_opt = general->add_option(
+      "--threshold", o.threshold,
+      "Minimum word score such that the word is added to the BLAST lookup table [default: the matrix's, "
+      "BLOSUM62 11]");
+  general
+      ->add_option("--comp_based_stats", o.comp_based_stats,
+                   "Composition-based statistics: 0 or F: none; 1: as in NAR 29:2994-3005, 2001; 2, T or D: "
+                   "score adjustment as in Bioinformatics 21:902-911, 2005, conditioned on sequence "
+                   "properties; 3: unconditionally")
+      ->capture_default_str();
+
+  auto subject = cmd->add_option_group("BLAST-2-Sequences options");
+  o.subject_opt = subject->add_option("--subject", o.subject,
+                                      "Subject sequence(s) to search: protein FASTA (incompatible with -db)");
+
+  auto filtering = cmd->add_option_group("Query filtering options");
+  filtering->add_option("--seg", o.seg, "Filter query sequence with SEG: yes or no")->capture_default_str();
+
+  auto restrict = cmd->add_option_group("Restrict search or results");
+  restrict->add_option("--max_target_seqs", o.max_target_seqs, "Maximum number of aligned sequences to keep")
+      ->capture_default_str();
+  o.max_hsps_opt = restrict->add_option(
+      "--max_hsps", o.max_hsps, "Set maximum number of HSPs per subject sequence to save for each query");
+
+  auto extension = cmd->add_option_group("Extension options");
+  extension->add_option("--xdrop_ungap", o.xdrop_ungap,
+                        "X-dropoff value (in bits) for ungapped extensions [7]");
+  extension->add_option("--xdrop_gap", o.xdrop_gap,
+                        "X-dropoff value (in bits) for preliminary gapped extensions [15]");
+  extension->add_option("--xdrop_gap_final", o.xdrop_gap_final,
+                        "X-dropoff value (in bits) for final gapped alignment [25]");
+  extension->add_option("--window_size", o.window_size, "Multiple hits window size (>= 1)")
+      ->capture_default_str();
+
+  auto formatting = cmd->add_option_group("Formatting options");
+  formatting
+      ->add_option(
+          "--outfmt", o.outfmt,
+          "Alignment view: 0 = pairwise, 6 = tabular, 7 = tabular with comment lines; 6 and 7 may be "
+          "followed by field names (\"6 qseqid sseqid evalue\", \"7 std qlen\")")
+      ->capture_default_str();
+
+  auto misc = cmd->add_option_group("Miscellaneous options");
+  o.num_threads_opt = misc->add_option(
+      "--num_threads", o.num_threads,
+      "Number of threads (CPUs) to use in the BLAST search [default: 1, or the global --threads when given]");
+  cmd->set_version_flag("--version", "blastp: 2.12.0+ compatible (warpsearch)");
+
+  // blastp options that exist but are not implemented: parsed (hidden from --help), refused when given.
+  for (const UnsupportedOption& u : kUnsupported) {
+    const std::string name = std::string("--") + u.name;
+    CLI::Option* opt = u.takes_value ? cmd->add_option(name) : cmd->add_flag(name);
+    opt->group("");
+    o.unsupported.push_back(opt);
+  }
+
+  cmd->footer(
+      "Options may be written with one dash, as in BLAST+ (-query q.fa -evalue 1e-5), or with two. Results\n"
+      "(-outfmt 6/7) are blastp 2.12's, byte for byte, whatever -num_threads. Exactly one of -db and "
+      "-subject:\n"
+      "-subject searches the sequences of a FASTA file and computes statistics over that set (blastp's\n"
+      "BLAST-2-Sequences mode). Queries are protein FASTA; a letter outside the protein alphabet or an "
+      "empty\n"
+      "sequence is an error. Not implemented: -outfmt 0-5 and 8-18, -html, -remote, -parse_deflines, seqid "
+      "and\n"
+      "taxonomy lists, culling, -ungapped and the other options blastp -help lists but this help does not.\n"
+      "Examples:\n"
+      "  warpsearch blastp -query q.fa -db swissprot -outfmt 6 -evalue 1e-5 -num_threads 8 -out hits.tsv\n"
+      "  warpsearch blastp -query q.fa -subject s.fa -outfmt \"7 std qlen slen\"\n"
+      "  warpsearch blastp --query q.fa --db proteins.fa --outfmt 6 --matrix BLOSUM45 --max_target_seqs 50\n"
+      "  warpsearch blastp -query q.fa -db nr_subset -outfmt 6 -comp_based_stats 0 -seg yes -max_hsps 1");
+  cmd->callback([opts, &global] { run_blastp(*opts, global); });
+}
+
+}  // namespace warpsearch::cli

@@ -1,0 +1,269 @@
+// test_cli_blastp.cpp: `warpsearch blastp` as a user runs it: the output compared byte for byte with the
+// installed blastp 2.12 run with the same options (-subject, and -db on a makeblastdb database and on the
+// FASTA file itself; skipped without blastp/makeblastdb), BLAST+'s one-dash option spellings and CLI11's
+// two-dash ones, thread counts, stdin and -out, and every usage / input error with its exit status and
+// no output file left behind.
+//
+// Inputs: globins45 all-vs-all, and 5 queries of mmseqs_QUERY500 against the first 2000 sequences of
+// mmseqs_DB20k (both subsets written into the test's temporary directory, deflines as in the files).
+// Searches use -comp_based_stats 0 where they are compared with blastp (the search engine's modes 1/2 are
+// tested in tests/blast).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "cli_run.hpp"
+#include "temp_dir.hpp"
+#include "testdata.hpp"
+
+namespace {
+
+using warpsearch::test::CliResult;
+using warpsearch::test::contains;
+using warpsearch::test::read_file;
+using warpsearch::test::run_cli;
+using warpsearch::test::shell_quote;
+using warpsearch::test::TempDir;
+using warpsearch::test::write_file;
+
+std::string tdata(const std::string& rel) { return (warpsearch::test::testdata_dir() / rel).string(); }
+
+bool have_blast_tools() {
+  return std::system("blastp -version >/dev/null 2>&1") == 0 &&
+         std::system("makeblastdb -version >/dev/null 2>&1") == 0;
+}
+
+// The first `n` records of a FASTA file, as written there.
+std::string first_records(const std::string& path, int n) {
+  std::ifstream in(path);
+  std::string line, out;
+  int records = 0;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] == '>' && ++records > n) break;
+    out += line + "\n";
+  }
+  return out;
+}
+
+// blastp ARGS (shell words) with stdout captured; empty string and a failed assertion if it fails.
+std::string oracle(const TempDir& dir, const std::string& args) {
+  const std::string out = dir / "oracle.out";
+  const std::string cmd = "blastp " + args + " > " + shell_quote(out) + " 2>/dev/null";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return read_file(out);
+}
+
+// Runs `warpsearch blastp ARGS` and expects success.
+std::string ws(const std::string& args, const std::string& stdin_path = "/dev/null") {
+  const CliResult r = run_cli("blastp " + args, stdin_path);
+  EXPECT_EQ(r.status, 0) << args << "\n" << r.err;
+  return r.out;
+}
+
+// The inputs of the comparisons, written once per test into its directory.
+class BlastpCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WS_REQUIRE_TESTDATA("prot/globins45.fa");
+    WS_REQUIRE_TESTDATA("prot/mmseqs_QUERY500.fasta");
+    WS_REQUIRE_TESTDATA("prot/mmseqs_DB20k.fasta");
+    globins = shell_quote(tdata("prot/globins45.fa"));
+    write_file(dir / "q5.fa", first_records(tdata("prot/mmseqs_QUERY500.fasta"), 5));
+    write_file(dir / "db2k.fa", first_records(tdata("prot/mmseqs_DB20k.fasta"), 2000));
+    q5 = shell_quote(dir / "q5.fa");
+    db2k = shell_quote(dir / "db2k.fa");
+  }
+
+  // makeblastdb of db2k.fa; returns the database name (quoted).
+  std::string make_blast_db() {
+    const std::string name = dir / "db2k_blast";
+    const std::string cmd =
+        "makeblastdb -dbtype prot -in " + db2k + " -out " + shell_quote(name) + " >/dev/null 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    return shell_quote(name);
+  }
+
+  // Expects `warpsearch blastp ARGS` and `blastp ARGS` to print the same bytes (and something).
+  void expect_same_as_blastp(const std::string& args) {
+    const std::string expected = oracle(dir, args);
+    EXPECT_FALSE(expected.empty()) << args;
+    EXPECT_EQ(ws(args), expected) << args;
+  }
+
+  TempDir dir{"ws_cli_blastp"};
+  std::string globins, q5, db2k;
+};
+
+TEST_F(BlastpCli, SubjectModeSameAsBlastp) {
+  if (!have_blast_tools()) GTEST_SKIP() << "blastp / makeblastdb not installed";
+  const std::string all = "-query " + globins + " -subject " + globins + " -comp_based_stats 0";
+  expect_same_as_blastp(all + " -outfmt 6");
+  expect_same_as_blastp(all + " -outfmt 7");
+  expect_same_as_blastp(all +
+                        " -outfmt '7 std qlen slen stitle qcovs qcovhsp ppos btop score' -evalue 1e-20 "
+                        "-max_target_seqs 7 -max_hsps 1");
+  expect_same_as_blastp(all + " -outfmt 0");
+  expect_same_as_blastp(all + " -outfmt 6 -seg yes");
+  expect_same_as_blastp("-query " + q5 + " -subject " + db2k + " -comp_based_stats 0 -outfmt 6");
+  expect_same_as_blastp("-query " + q5 + " -subject " + db2k + " -comp_based_stats 0 -outfmt 0");
+}
+
+TEST_F(BlastpCli, DatabaseModeSameAsBlastp) {
+  if (!have_blast_tools()) GTEST_SKIP() << "blastp / makeblastdb not installed";
+  const std::string blast_db = make_blast_db();
+  const std::string args = "-query " + q5 + " -comp_based_stats 0 -outfmt ";
+  const std::string expected = oracle(dir, args + "6 -db " + blast_db);
+  EXPECT_FALSE(expected.empty());
+  EXPECT_EQ(ws(args + "6 -db " + blast_db), expected);
+  // The FASTA file the database was made from, as -db, gives blastp -db's statistics and output.
+  EXPECT_EQ(ws(args + "6 -db " + db2k), expected);
+  // Subject titles, the database's title and date.
+  expect_same_as_blastp(args + "'7 std stitle salltitles' -db " + blast_db);
+  expect_same_as_blastp(args + "0 -db " + blast_db);
+}
+
+TEST_F(BlastpCli, MatrixGapAndExtensionOptionsSameAsBlastp) {
+  if (!have_blast_tools()) GTEST_SKIP() << "blastp / makeblastdb not installed";
+  const std::string all = "-query " + globins + " -subject " + globins + " -comp_based_stats 0 -outfmt 6";
+  // Gap costs default per matrix as in BLAST+ (BLOSUM50 13/2, PAM250 14/2); explicit ones override.
+  expect_same_as_blastp(all + " -matrix BLOSUM50");
+  expect_same_as_blastp(all + " -matrix PAM250");
+  expect_same_as_blastp(all + " -gapopen 9 -gapextend 2 -word_size 2 -threshold 13 -evalue 1e-5");
+  expect_same_as_blastp(all + " -xdrop_ungap 5 -xdrop_gap 10 -xdrop_gap_final 12 -window_size 20");
+  // A matrix file with a built-in matrix's scores: that matrix's statistics and default gap costs.
+  WS_REQUIRE_TESTDATA("mat/BLOSUM50");
+  EXPECT_EQ(ws(all + " -matrix " + shell_quote(tdata("mat/BLOSUM50"))),
+            oracle(dir, all + " -matrix BLOSUM50"));
+}
+
+TEST_F(BlastpCli, OneAndTwoDashSpellingsAndGlobalOptionsAgree) {
+  if (!have_blast_tools()) GTEST_SKIP() << "blastp / makeblastdb not installed";
+  const std::string expected = oracle(
+      dir, "-query " + q5 + " -subject " + db2k + " -comp_based_stats 0 -evalue 1e-3 -outfmt '6 std qlen'");
+  EXPECT_FALSE(expected.empty());
+  EXPECT_EQ(ws("--query " + q5 + " --subject " + db2k +
+               " --comp_based_stats 0 --evalue 1e-3 --outfmt '6 std qlen'"),
+            expected);
+  EXPECT_EQ(
+      ws("-query=" + q5 + " --subject=" + db2k + " -comp_based_stats=0 -evalue=1e-3 -outfmt='6 std qlen'"),
+      expected);
+  // Global options before and after the command; after it, in either spelling.
+  for (const std::string& form :
+       {std::string("-q blastp %s -threads 3"), std::string("--threads 2 blastp %s -quiet"),
+        std::string("blastp %s --quiet --threads=2")}) {
+    const std::string args =
+        "-query " + q5 + " -subject " + db2k + " -comp_based_stats 0 -evalue 1e-3 -outfmt '6 std qlen'";
+    const std::size_t at = form.find("%s");
+    const CliResult r = run_cli(form.substr(0, at) + args + form.substr(at + 2));
+    EXPECT_EQ(r.status, 0) << form << "\n" << r.err;
+    EXPECT_EQ(r.out, expected) << form;
+  }
+}
+
+TEST_F(BlastpCli, ThreadCountsStdinAndOutputFileGiveTheSameBytes) {
+  if (!have_blast_tools()) GTEST_SKIP() << "blastp / makeblastdb not installed";
+  const std::string args = "-subject " + db2k + " -comp_based_stats 0 -outfmt 7";
+  const std::string expected = oracle(dir, "-query " + q5 + " " + args);
+  EXPECT_EQ(ws("-query " + q5 + " " + args + " -num_threads 1"), expected);
+  EXPECT_EQ(ws("-query " + q5 + " " + args + " -num_threads 4"), expected);
+  EXPECT_EQ(run_cli("--threads 3 blastp -query " + q5 + " " + args).out, expected);
+  EXPECT_EQ(ws("-query - " + args, dir / "q5.fa"), expected);
+  const std::string out = dir / "hits.tsv";
+  EXPECT_EQ(ws("-query " + q5 + " " + args + " -num_threads 2 -out " + shell_quote(out)), "");
+  EXPECT_EQ(read_file(out), expected);
+}
+
+TEST_F(BlastpCli, HelpAndVersion) {
+  const CliResult help = run_cli("blastp -help");
+  EXPECT_EQ(help.status, 0);
+  EXPECT_TRUE(contains(help.out, "--query") && contains(help.out, "--comp_based_stats") &&
+              contains(help.out, "Examples"))
+      << help.out;
+  const CliResult version = run_cli("blastp -version");
+  EXPECT_EQ(version.status, 0);
+  EXPECT_TRUE(contains(version.out, "2.12.0+")) << version.out;
+}
+
+// An error: the exit status, a message containing `part`, and no output file (nor a temporary one).
+void expect_error(const TempDir& dir, const std::string& args, int status, const std::string& part) {
+  const std::set<std::string> before = dir.listing();
+  const std::string out = dir / "out.tsv";
+  const CliResult r = run_cli("blastp " + args + " -out " + shell_quote(out));
+  EXPECT_EQ(r.status, status) << args << "\n" << r.err;
+  EXPECT_TRUE(contains(r.err, part)) << args << "\nexpected '" << part << "' in: " << r.err;
+  EXPECT_EQ(r.out, "") << args;
+  EXPECT_EQ(dir.listing(), before) << args;
+}
+
+TEST_F(BlastpCli, InputErrors) {
+  const std::string subject = " -subject " + globins + " -outfmt 6 -comp_based_stats 0";
+  write_file(dir / "empty.fa", "");
+  expect_error(dir, "-query " + shell_quote(dir / "empty.fa") + subject, 4, "holds no sequences");
+  expect_error(dir, "-query " + globins + " -subject " + shell_quote(dir / "empty.fa") + " -outfmt 6", 4,
+               "holds no sequences");
+  write_file(dir / "zero.fa", ">a\nMKV\n>b\n>c\nACDEF\n");
+  expect_error(dir, "-query " + shell_quote(dir / "zero.fa") + subject, 4, "zero.fa:3: empty sequence 'b'");
+  // An invalid residue in the second query: reported with its file and line.
+  write_file(dir / "bad.fa", ">a\nMKVLAAGIVG\n>b\nMKV\nLA1AG\n");
+  expect_error(dir, "-query " + shell_quote(dir / "bad.fa") + subject, 4, "bad.fa:5:");
+  expect_error(
+      dir,
+      "-query " + shell_quote(dir / "bad.fa") + " -subject " + globins + " -outfmt 0 -comp_based_stats 0", 4,
+      "bad.fa:5:");  // after the report's header was written: still no file
+  expect_error(dir, "-query " + globins + " -subject " + shell_quote(dir / "bad.fa") + " -outfmt 6", 4,
+               "bad.fa:5:");
+  expect_error(dir, "-query " + shell_quote(dir / "missing.fa") + subject, 3, "missing.fa");
+  expect_error(dir, "-query " + globins + " -subject " + shell_quote(dir / "missing.fa") + " -outfmt 6", 3,
+               "missing.fa");
+  // Unwritable output: fails at once, nothing created.
+  const CliResult r =
+      run_cli("blastp -query " + globins + subject + " -out " + shell_quote(dir / "no/such/dir.tsv"));
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_TRUE(contains(r.err, "no/such/dir.tsv")) << r.err;
+}
+
+TEST_F(BlastpCli, UsageErrors) {
+  const std::string q = "-query " + globins;
+  const std::string s = q + " -subject " + globins + " -comp_based_stats 0";
+  expect_error(
+      dir, s + " -outfmt 6 -matrix BLOSUM99", 2,
+      "supported matrices are: BLOSUM45, BLOSUM50, BLOSUM62, BLOSUM80, BLOSUM90, PAM30, PAM70, PAM250");
+  expect_error(
+      dir, s + " -outfmt 6 -gapopen 5 -gapextend 5", 2,
+      "not supported for BLOSUM62; supported (open/extend) values are: 11/2, 10/2, 9/2, 8/2, 7/2, 6/2, "
+      "13/1, 12/1, 11/1, 10/1, 9/1");
+  if (std::filesystem::exists(tdata("mat/BLOSUM62"))) {
+    // A matrix file whose scores are no built-in matrix's: BLAST+ has no statistics for it.
+    std::string text = read_file(tdata("mat/BLOSUM62"));
+    const std::size_t row_a = text.find("\nA  4 ");
+    ASSERT_NE(row_a, std::string::npos);
+    text[row_a + 4] = '5';
+    write_file(dir / "odd.mat", text);
+    expect_error(dir, s + " -outfmt 6 -matrix " + shell_quote(dir / "odd.mat"), 2,
+                 "scores like none of them");
+  }
+  expect_error(dir, s + " -outfmt 6 -matrix PAM30 -gapextend 2", 2,
+               "-gapopen 9 -gapextend 2 are not supported for PAM30");
+  // A negative number is a value, never an option name.
+  expect_error(dir, s + " -outfmt 6 -gapopen -1", 2, "-gapopen -1 -gapextend 1 are not supported");
+  expect_error(dir, q + " -subject " + globins + " -db " + globins + " -outfmt 6", 2, "-db and -subject");
+  expect_error(dir, q + " -outfmt 6", 2, "either a database (-db) or subject sequences (-subject)");
+  expect_error(dir, s + " -outfmt 6 -foo 1", 2, "-foo");
+  expect_error(dir, s + " -outfmt 6 -html", 2, "-html is not supported");
+  expect_error(dir, s + " -outfmt 6 -culling_limit 1", 2, "-culling_limit is not supported");
+  expect_error(dir, s + " -outfmt 5", 2, "supported formats are 0");
+  expect_error(dir, s + " -outfmt '6 qseqid nosuchfield'", 2, "nosuchfield");
+  expect_error(dir, q + " -subject " + globins + " -outfmt 6 -comp_based_stats 9", 2, "-comp_based_stats 9");
+  expect_error(dir, s + " -outfmt 6 -seg maybe", 2, "-seg maybe");
+  expect_error(dir, s + " -outfmt 6 -task blastp-short", 2, "-task blastp-short");
+  expect_error(dir, s + " -outfmt 6 -word_size 6", 2, "-word_size 6");
+  expect_error(dir, s + " -outfmt 6 -num_threads 0", 2, "-num_threads 0");
+  expect_error(dir, s + " -outfmt 6 -evalue 0", 2, "-evalue 0");
+  expect_error(dir, q + " -subject - -outfmt 6", 2, "cannot be stdin");
+}
+
+}  // namespace
