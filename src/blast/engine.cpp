@@ -149,7 +149,7 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
   std::size_t group_fill = 0;
   for (const std::size_t q : by_length) {
     const std::size_t len = contexts[q]->query().size();
-    const std::size_t stride = std::bit_ceil(len + static_cast<std::size_t>(search.window));
+    const std::size_t stride = std::bit_ceil(len + static_cast<std::size_t>(contexts[q]->setup().window));
     const bool fits = !group_contexts.empty() && group_fill + len <= kGroupResidues &&
                       (group_queries.back().size() + 1) * stride <= kGroupDiagonals;
     if (!fits) {

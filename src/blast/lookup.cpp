@@ -71,6 +71,14 @@ int blastp_default_threshold(std::string_view name) {
   return 11;  // BLOSUM62 and every other name
 }
 
+int blastp_default_window(std::string_view name) {
+  if (iequals(name, "BLOSUM45")) return 60;
+  if (iequals(name, "BLOSUM80")) return 25;
+  if (iequals(name, "PAM30")) return 15;
+  if (iequals(name, "PAM70")) return 20;
+  return 40;  // BLOSUM62 and every other name
+}
+
 std::uint8_t ncbistdaa_code(std::uint8_t code) { return kToNcbiStdAa[code]; }
 
 std::uint32_t blast_word_key(const std::uint8_t* codes, int word_size) {

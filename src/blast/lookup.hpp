@@ -3,6 +3,7 @@
 // Contents:
 //   blast_score_table()        a ScoringMatrix as BLAST+ scores it (U takes C's scores).
 //   blastp_default_threshold() BLAST+'s default neighbourhood threshold T for a matrix name.
+//   blastp_default_window()    BLAST+'s default two-hit window for a matrix name.
 //   blast_word_key()           a word's index in BLAST+'s own alphabet (ncbistdaa): the hit-order key.
 //   AaLookupTable              for every word over our 27 protein codes, the query offsets whose word
 //                              scores >= T against it (plus the exact words), in BLAST+'s order.
@@ -56,6 +57,9 @@ ScoreTable blast_score_table(const ScoringMatrix& matrix);
 // BLOSUM62 11, BLOSUM45 14, BLOSUM80 12, PAM30 16, PAM70 14, any other name (BLOSUM50, BLOSUM90,
 // PAM250, files) 11; the name is case-insensitive.
 int blastp_default_threshold(std::string_view matrix_name);
+// BLAST+ 2.12's default two-hit window for blastp (BLAST_GetSuggestedWindowSize in blast_options.c, applied
+// when -window_size is not given): BLOSUM45 60, BLOSUM80 25, PAM30 15, PAM70 20, any other name 40.
+int blastp_default_window(std::string_view matrix_name);
 
 // BLAST+'s ncbistdaa code of one of our protein codes (alphabet.hpp): A 1, B 2, C 3, ... J 27.
 std::uint8_t ncbistdaa_code(std::uint8_t code);

@@ -470,6 +470,7 @@ QueryContext QueryContext::create(Residues query_in, const BlastpOptions& option
                                        " with gap costs " + std::to_string(options.gaps.open) + "/" +
                                        std::to_string(options.gaps.extend));
   setup.threshold = options.threshold > 0 ? options.threshold : blastp_default_threshold(matrix.name());
+  setup.window = options.window > 0 ? options.window : blastp_default_window(matrix.name());
   if (c.query_.empty() || db_length == 0 || db_num_seqs == 0) return c;
   setup.gapped = c.calc_->gapped();
   setup.lengths = c.calc_->lengths();
@@ -484,7 +485,7 @@ QueryContext QueryContext::create(Residues query_in, const BlastpOptions& option
   c.ungapped_params_ = blastp_ungapped_params(setup.ungapped, true, query_length, min_length,
                                               setup.cutoff_score, options.xdrop_ungap_bits);
   c.ungapped_params_.word_size = options.word_size;
-  c.ungapped_params_.window = options.window;
+  c.ungapped_params_.window = setup.window;
   setup.ungapped_cutoff = c.ungapped_params_.cutoff_score;
   setup.ungapped_x_dropoff = c.ungapped_params_.x_dropoff;
 

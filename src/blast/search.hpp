@@ -79,7 +79,7 @@ struct BlastpOptions {
   bool seg = false;   // -seg yes (default parameters)
   int max_target_seqs = 500;
   int max_hsps = 0;  // 0: no limit
-  int window = 40;   // two-hit window
+  int window = 0;    // two-hit window; 0: blastp_default_window(matrix)
   double xdrop_ungap_bits = 7;
   double xdrop_gap_bits = 15;
   double xdrop_gap_final_bits = 25;
@@ -94,6 +94,7 @@ struct BlastpOptions {
 
 struct BlastpSetup {
   int threshold = 0;
+  int window = 0;  // the two-hit window used (options.window or the matrix's default)
   stats::KarlinParams ungapped;  // the (masked) query's ungapped block
   stats::KarlinParams gapped;
   int cutoff_score = 0;         // hit-saving cutoff (Spouge E -> S)

@@ -116,7 +116,7 @@ struct BlastpCliOptions {
   double xdrop_ungap = 0;
   double xdrop_gap = 0;
   double xdrop_gap_final = 0;
-  int window_size = 40;
+  int window_size = 0;  // 0: the matrix's default (blastp_default_window)
   int num_threads = 1;
   std::string outfmt = "0";
   // Set when the option was given (CLI11 counts), to tell defaults from explicit values.
@@ -125,6 +125,7 @@ struct BlastpCliOptions {
   const CLI::Option* gapopen_opt = nullptr;
   const CLI::Option* gapextend_opt = nullptr;
   const CLI::Option* threshold_opt = nullptr;
+  const CLI::Option* window_size_opt = nullptr;
   const CLI::Option* max_hsps_opt = nullptr;
   const CLI::Option* num_threads_opt = nullptr;
   const CLI::Option* global_threads_opt = nullptr;  // the global --threads
@@ -273,7 +274,8 @@ class ReportWriter {
     options.gaps = setup.search->gaps;
     options.threshold = setup.search->threshold > 0 ? setup.search->threshold
                                                     : blast::blastp_default_threshold(setup.matrix->name());
-    options.window = setup.search->window;
+    options.window = setup.search->window > 0 ? setup.search->window
+                                              : blast::blastp_default_window(setup.matrix->name());
     options.subject_mode = setup.subject_mode;
     // -db: a BLAST+ database's title and date as blastp prints them; another database (FASTA file, packed
     // database), which blastp cannot read, is titled by its name as given.
@@ -384,7 +386,7 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
     throw Error(ErrorKind::kUsage, fmt::format("-max_hsps {}: must be >= 1", o.max_hsps));
   if (o.num_threads < 1)
     throw Error(ErrorKind::kUsage, fmt::format("-num_threads {}: must be >= 1", o.num_threads));
-  if (o.window_size < 1) {
+  if (o.window_size_opt->count() > 0 && o.window_size < 1) {
     throw Error(ErrorKind::kUsage,
                 fmt::format("-window_size {}: the one-hit algorithm (0) is not supported; give a window >= 1",
                             o.window_size));
@@ -409,7 +411,7 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   search.seg = parse_seg(o.seg);
   search.max_target_seqs = o.max_target_seqs;
   search.max_hsps = o.max_hsps_opt->count() > 0 ? o.max_hsps : 0;
-  search.window = o.window_size;
+  search.window = o.window_size_opt->count() > 0 ? o.window_size : 0;
   // BLAST+ keeps its default X-dropoffs for 0 (BLAST_FillInitialWordOptions / BLAST_FillExtensionOptions).
   if (o.xdrop_ungap != 0) search.xdrop_ungap_bits = o.xdrop_ungap;
   if (o.xdrop_gap != 0) search.xdrop_gap_bits = o.xdrop_gap;
@@ -531,8 +533,9 @@ void register_blastp(CLI::App& app, const GlobalOptions& global) {
                         "X-dropoff value (in bits) for preliminary gapped extensions [15]");
   extension->add_option("--xdrop_gap_final", o.xdrop_gap_final,
                         "X-dropoff value (in bits) for final gapped alignment [25]");
-  extension->add_option("--window_size", o.window_size, "Multiple hits window size (>= 1)")
-      ->capture_default_str();
+  o.window_size_opt = extension->add_option(
+      "--window_size", o.window_size,
+      "Multiple hits window size (>= 1) [per matrix: BLOSUM45 60, BLOSUM80 25, PAM30 15, PAM70 20, else 40]");
 
   auto formatting = cmd->add_option_group("Formatting options");
   formatting

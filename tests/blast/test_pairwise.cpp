@@ -136,7 +136,7 @@ std::string compare_report(const Case& c, const std::string& name, int* lines_ch
   for (const Record& r : c.subjects) letters += static_cast<std::int64_t>(r.codes.size());
   PairwiseOptions po;
   po.gaps = c.options.gaps;
-  po.window = c.options.window;
+  po.window = c.options.window > 0 ? c.options.window : blastp_default_window(c.options.matrix);
   po.subject_mode = !c.database;
   po.database_sequences = static_cast<std::int64_t>(c.subjects.size());
   po.database_letters = letters;

@@ -132,6 +132,11 @@ TEST_F(BlastpCli, MatrixGapAndExtensionOptionsSameAsBlastp) {
   // Gap costs default per matrix as in BLAST+ (BLOSUM50 13/2, PAM250 14/2); explicit ones override.
   expect_same_as_blastp(all + " -matrix BLOSUM50");
   expect_same_as_blastp(all + " -matrix PAM250");
+  // Matrices with their own default threshold and two-hit window (BLOSUM45 14 / 60, BLOSUM80 12 / 25,
+  // PAM30 16 / 15, PAM70 14 / 20) and gap costs; and the window given explicitly.
+  for (const char* m : {"BLOSUM45", "BLOSUM80", "PAM30", "PAM70", "BLOSUM90"})
+    expect_same_as_blastp(all + " -matrix " + m);
+  expect_same_as_blastp(all + " -matrix BLOSUM80 -window_size 40");
   expect_same_as_blastp(all + " -gapopen 9 -gapextend 2 -word_size 2 -threshold 13 -evalue 1e-5");
   expect_same_as_blastp(all + " -xdrop_ungap 5 -xdrop_gap 10 -xdrop_gap_final 12 -window_size 20");
   // A matrix file with a built-in matrix's scores: that matrix's statistics and default gap costs.
