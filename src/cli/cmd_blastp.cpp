@@ -126,6 +126,7 @@ struct BlastpCliOptions {
   const CLI::Option* gapextend_opt = nullptr;
   const CLI::Option* threshold_opt = nullptr;
   const CLI::Option* window_size_opt = nullptr;
+  const CLI::Option* max_target_seqs_opt = nullptr;
   const CLI::Option* max_hsps_opt = nullptr;
   const CLI::Option* num_threads_opt = nullptr;
   const CLI::Option* global_threads_opt = nullptr;  // the global --threads
@@ -220,6 +221,9 @@ class ReportWriter {
     bool subject_mode = false;
     std::string target;  // the -subject path or the -db name, as given
     blast::DatabaseTotals totals;
+    // -max_target_seqs when given: blastp then lists and aligns that many subjects in -outfmt 0 (else
+    // -num_descriptions 500 / -num_alignments 250).
+    int report_subjects = 0;
   };
 
   ReportWriter(const std::string& spec, const Setup& setup) {
@@ -274,9 +278,13 @@ class ReportWriter {
     options.gaps = setup.search->gaps;
     options.threshold = setup.search->threshold > 0 ? setup.search->threshold
                                                     : blast::blastp_default_threshold(setup.matrix->name());
-    options.window = setup.search->window > 0 ? setup.search->window
-                                              : blast::blastp_default_window(setup.matrix->name());
+    options.window =
+        setup.search->window > 0 ? setup.search->window : blast::blastp_default_window(setup.matrix->name());
     options.subject_mode = setup.subject_mode;
+    if (setup.report_subjects > 0) {
+      options.num_descriptions = static_cast<std::size_t>(setup.report_subjects);
+      options.num_alignments = static_cast<std::size_t>(setup.report_subjects);
+    }
     // -db: a BLAST+ database's title and date as blastp prints them; another database (FASTA file, packed
     // database), which blastp cannot read, is titled by its name as given.
     if (setup.subject_mode) {
@@ -423,6 +431,7 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
                                                     : 1u;
 
   ReportWriter::Setup report{&matrix, &search, have_subject, target, {}};
+  if (o.max_target_seqs_opt->count() > 0) report.report_subjects = o.max_target_seqs;
   static_cast<void>(ReportWriter(o.outfmt, report));  // -outfmt errors before any work
 
   // Output first (an unwritable path fails before any work), then the subject totals, then the queries.
@@ -521,8 +530,10 @@ void register_blastp(CLI::App& app, const GlobalOptions& global) {
   filtering->add_option("--seg", o.seg, "Filter query sequence with SEG: yes or no")->capture_default_str();
 
   auto restrict = cmd->add_option_group("Restrict search or results");
-  restrict->add_option("--max_target_seqs", o.max_target_seqs, "Maximum number of aligned sequences to keep")
-      ->capture_default_str();
+  o.max_target_seqs_opt =
+      restrict
+          ->add_option("--max_target_seqs", o.max_target_seqs, "Maximum number of aligned sequences to keep")
+          ->capture_default_str();
   o.max_hsps_opt = restrict->add_option(
       "--max_hsps", o.max_hsps, "Set maximum number of HSPs per subject sequence to save for each query");
 

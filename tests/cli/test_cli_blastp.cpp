@@ -107,6 +107,8 @@ TEST_F(BlastpCli, SubjectModeSameAsBlastp) {
                         " -outfmt '7 std qlen slen stitle qcovs qcovhsp ppos btop score' -evalue 1e-20 "
                         "-max_target_seqs 7 -max_hsps 1");
   expect_same_as_blastp(all + " -outfmt 0");
+  // -max_target_seqs also sets how many subjects outfmt 0 lists and aligns.
+  expect_same_as_blastp(all + " -outfmt 0 -max_target_seqs 3");
   expect_same_as_blastp(all + " -outfmt 6 -seg yes");
   expect_same_as_blastp("-query " + q5 + " -subject " + db2k + " -comp_based_stats 0 -outfmt 6");
   expect_same_as_blastp("-query " + q5 + " -subject " + db2k + " -comp_based_stats 0 -outfmt 0");
