@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "blast/composition.hpp"
+#include "blast/kappa.hpp"
 #include "blast/lookup.hpp"
 #include "blast/ungapped.hpp"
 #include "stats/blast_stats.hpp"
@@ -346,7 +348,7 @@ std::vector<PrelimHsp> preliminary_stage(Residues query, Residues subject, const
   sort_hsps_by_score(hsps);
   const int subject_length = static_cast<int>(subject.size());
   for (Hsp& h : hsps) h.evalue = calc.evalue(h.score, subject_length);
-  reap_by_evalue(hsps, options.evalue);
+  reap_by_evalue(hsps, setup.prelim_evalue);
   std::vector<PrelimHsp> out;
   out.reserve(hsps.size());
   for (const Hsp& h : hsps) {
@@ -471,6 +473,15 @@ QueryContext QueryContext::create(Residues query_in, const BlastpOptions& option
                                        std::to_string(options.gaps.extend));
   setup.threshold = options.threshold > 0 ? options.threshold : blastp_default_threshold(matrix.name());
   setup.window = options.window > 0 ? options.window : blastp_default_window(matrix.name());
+  if (options.comp_based_stats < 0 || options.comp_based_stats > 3)
+    throw Error(ErrorKind::kUsage,
+                "-comp_based_stats must be 0, 1, 2 or 3, not " + std::to_string(options.comp_based_stats));
+  if (options.comp_based_stats != 0 && compo::matrix_frequency_data(matrix.name()) == nullptr)
+    throw Error(ErrorKind::kUsage,
+                "composition-based statistics are not available for matrix " + matrix.name());
+  // BlastHitSavingParametersUpdate: with -comp_based_stats 2 or 3 the preliminary stage keeps HSPs up to
+  // 5 x -evalue (cutoff and reap), so that the adjusted scores can still reach -evalue.
+  setup.prelim_evalue = (options.comp_based_stats > 1 ? 5 : 1) * options.evalue;
   if (c.query_.empty() || db_length == 0 || db_num_seqs == 0) return c;
   setup.gapped = c.calc_->gapped();
   setup.lengths = c.calc_->lengths();
@@ -481,7 +492,7 @@ QueryContext QueryContext::create(Residues query_in, const BlastpOptions& option
 
   // 2. Cutoffs.
   setup.cutoff_score =
-      spouge_cutoff_score(options.evalue, setup.gapped, *gumbel, query_length, min_length, db_length);
+      spouge_cutoff_score(setup.prelim_evalue, setup.gapped, *gumbel, query_length, min_length, db_length);
   c.ungapped_params_ = blastp_ungapped_params(setup.ungapped, true, query_length, min_length,
                                               setup.cutoff_score, options.xdrop_ungap_bits);
   c.ungapped_params_.word_size = options.word_size;
@@ -492,6 +503,8 @@ QueryContext QueryContext::create(Residues query_in, const BlastpOptions& option
   // Lookup table (unmasked words only).
   const std::vector<MaskRun> mask_runs = to_mask_runs(setup.mask);
   c.table_ = AaLookupTable::build(c.query_, mask_runs, matrix, options.word_size, setup.threshold);
+  if (options.comp_based_stats != 0)
+    c.compo_ = make_compo_query_data(c.query_, options, matrix, setup, *gumbel, db_length);
   c.searchable_ = true;
   return c;
 }
@@ -571,8 +584,23 @@ BlastpResult blastp_search(Residues query, std::span<const Residues> subjects, c
   }
 
   // 5. Preliminary hit list.
+  const bool cbs = options.comp_based_stats != 0;
   select_hit_lists(prelim_lists,
-                   static_cast<std::size_t>(prelim_hitlist_size(options.max_target_seqs, false, true)));
+                   static_cast<std::size_t>(prelim_hitlist_size(options.max_target_seqs, cbs, true)));
+
+  if (cbs) {
+    // 6-7 with composition-based statistics (kappa.hpp): the redo runs lazily, for the lists BLAST redoes.
+    const RedoQueryInput input{prelim_lists, [&](std::size_t i) {
+                                 const auto oid = static_cast<std::size_t>(prelim_lists[i].oid);
+                                 ++result.counts.composition_redone;
+                                 return redo_subject(context, subjects[oid], prelim_hsps[oid]);
+                               }};
+    RedoneQuery redone =
+        std::move(finish_composition_redo(std::span<const RedoQueryInput>(&input, 1), options).front());
+    result.hits = std::move(redone.hits);
+    result.adjust_rules = std::move(redone.rules);
+    return result;
+  }
 
   // 6. Traceback.
   std::vector<SubjectHits> final_lists;

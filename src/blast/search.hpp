@@ -1,5 +1,5 @@
-// search.hpp: the blastp search engine (BLAST+ 2.12, -comp_based_stats 0) for one query against a list of
-// subject sequences held in memory, single-threaded. It chains the stage modules of src/blast.
+// search.hpp: the blastp search engine (BLAST+ 2.12, -comp_based_stats 0 to 3) for one query against a list
+// of subject sequences held in memory, single-threaded. It chains the stage modules of src/blast.
 //
 // Contents:
 //   BlastpOptions        the blastp options this engine honours (defaults = blastp's)
@@ -19,9 +19,9 @@
 //   1. Query: SEG (optional) replaces masked residues by X in the working copy; the lookup table indexes
 //      only words outside the mask (seg.hpp, lookup.hpp). The ungapped Karlin block is the masked query's
 //      (stats::query_ungapped_params); the gapped block and Gumbel block come from the tables.
-//   2. Cutoffs (BlastHitSavingParametersUpdate): the hit-saving cutoff is BLAST_SpougeEtoS(evalue, gapped,
-//      gumbel with db_length, query_length, n) with n = BlastSeqSrcGetMinSeqLen (blast_setup.c, when a
-//      Gumbel block exists): for blastp -subject, max(shortest subject length, BLAST_SEQSRC_MINLENGTH = 10)
+//   2. Cutoffs (BlastHitSavingParametersUpdate): the hit-saving cutoff is BLAST_SpougeEtoS(prelim_evalue,
+//      gapped, gumbel with db_length, query_length, n) with n = BlastSeqSrcGetMinSeqLen (blast_setup.c, when
+//      a Gumbel block exists): for blastp -subject, max(shortest subject length, BLAST_SEQSRC_MINLENGTH = 10)
 //      (observed: blastp's output matches this n exactly, and not the plain shortest length or 10). The
 //      ungapped cutoff is min(gap trigger (22 bits), that cutoff) (blastp_ungapped_params).
 //   3. Per subject: every subject word (offsets 0..len - w, index rolled 5 bits per letter) present in the
@@ -39,8 +39,11 @@
 //      [(int)(0.68 * cutoff), cutoff) is inconclusive: all of this subject's gapped HSPs are discarded and
 //      the loop restarts unrestricted. Scores >= cutoff are kept with their seed.
 //      Then purge_common_endpoints, sort by score, E-values (Spouge, actual subject length), reap by
-//      -evalue (prelim_evalue == evalue without CBS).
-//   5. Preliminary hit list: select_hit_lists with prelim_hitlist_size(max_target_seqs).
+//      prelim_evalue (= -evalue, x 5 with -comp_based_stats 2 or 3).
+//   5. Preliminary hit list: select_hit_lists with prelim_hitlist_size(max_target_seqs, cbs != 0).
+//   With -comp_based_stats 1-3, stages 6 and 7 are the composition-based redo instead (kappa.hpp:
+//   redo_subject per listed subject, finish_composition_redo for the final lists); QueryContext::create
+//   then also builds the query's composition data (compo()). Otherwise:
 //   6. Traceback (Blast_TracebackFromHSPList), per subject, HSPs in score order: skipped if contained
 //      (same tree as 4, holding the traceback HSPs kept so far, tested with the preliminary score and
 //      ranges); the seed is the preliminary one (or, for a
@@ -49,16 +52,18 @@
 //      remove_contained_hsps, E-values, reap by -evalue, bit scores, sort by E-value, -max_hsps.
 //   7. Final hit lists: select_hit_lists(max_target_seqs).
 //
-// Not handled (yet): composition-based statistics 1/2/3, databases / streaming subjects, multithreading,
+// Not handled (yet): databases / streaming subjects, multithreading (engine.hpp),
 // -searchsp / -dbsize overrides of the subject totals beyond BlastpOptions' fields, ungapped searches.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "blast/composition.hpp"
 #include "blast/gapped.hpp"
 #include "blast/hsp.hpp"
 #include "blast/lookup.hpp"
@@ -89,12 +94,14 @@ struct BlastpOptions {
   std::int64_t db_length = 0;
   std::int64_t db_num_seqs = 0;
   int min_subject_length = 0;
-  int comp_based_stats = 0;  // -comp_based_stats: 0 (off) here until modes 1/2 land
+  // -comp_based_stats: 0 off, 1 composition-based statistics, 2 conditional compositional score matrix
+  // adjustment (blastp's default; kappa.hpp). BlastpOptions' default stays 0 (the plain engine).
+  int comp_based_stats = 0;
 };
 
 struct BlastpSetup {
   int threshold = 0;
-  int window = 0;  // the two-hit window used (options.window or the matrix's default)
+  int window = 0;                // the two-hit window used (options.window or the matrix's default)
   stats::KarlinParams ungapped;  // the (masked) query's ungapped block
   stats::KarlinParams gapped;
   int cutoff_score = 0;         // hit-saving cutoff (Spouge E -> S)
@@ -103,6 +110,9 @@ struct BlastpSetup {
   XDropoffs gapped_x_dropoffs;  // raw
   EffectiveLengths lengths;
   std::vector<Interval> mask;  // SEG mask of the query (empty without seg)
+  // The preliminary stage's E-value threshold (BLAST's hit_params->prelim_evalue): -evalue, times 5 with
+  // comp_based_stats 2 or 3 (the hit-saving cutoff is computed from it too).
+  double prelim_evalue = 0;
 };
 
 struct SearchCounts {
@@ -111,14 +121,20 @@ struct SearchCounts {
   std::int64_t ungapped_saved = 0;
   std::int64_t gapped_extensions = 0;
   std::int64_t prelim_hsps = 0;
-  std::int64_t redone_subjects = 0;  // restricted alignment inconclusive -> recomputed
+  std::int64_t redone_subjects = 0;     // restricted alignment inconclusive -> recomputed
+  std::int64_t composition_redone = 0;  // subjects realigned by the composition-based traceback
 };
 
 struct BlastpResult {
   std::vector<SubjectHits> hits;  // oid = index into the subjects; hsps sorted by E-value, with scripts
+  // With comp_based_stats: the matrix rule of each HSP (adjust_rules[i][k] for hits[i].hsps[k]; kappa.hpp);
+  // empty otherwise.
+  std::vector<std::vector<compo::MatrixAdjustRule>> adjust_rules;
   BlastpSetup setup;
   SearchCounts counts;
 };
+
+struct CompoQueryData;  // kappa.hpp
 
 // A preliminary gapped HSP (score, ranges; E-value set) with the seed its extension started from
 // (BLAST's gapped_start; (0, 0) means "none").
@@ -153,6 +169,9 @@ class QueryContext {
   const EvalueCalculator& calc() const { return *calc_; }
   const AaLookupTable& table() const { return table_; }
   const UngappedParams& ungapped_params() const { return ungapped_params_; }
+  // The composition-based statistics data (kappa.hpp); nullptr when comp_based_stats is 0 or the query is
+  // not searchable.
+  const CompoQueryData* compo() const { return compo_.get(); }
 
  private:
   QueryContext() = default;
@@ -167,6 +186,7 @@ class QueryContext {
   std::optional<EvalueCalculator> calc_;
   AaLookupTable table_;
   UngappedParams ungapped_params_;
+  std::shared_ptr<const CompoQueryData> compo_;
 };
 
 // Per-thread scratch for stages 3-4 (word scan, two-hit ungapped extension, preliminary gapped stage)
