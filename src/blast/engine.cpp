@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "blast/kappa.hpp"
 #include "blast/scanner.hpp"
 #include "core/blast_db.hpp"
 #include "warpsearch/db.hpp"
@@ -257,30 +258,72 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
     selections[q].sort();
     for (std::size_t k = 0; k < selections[q].entries.size(); ++k) work.emplace_back(q, k);
   }
-  std::vector<std::vector<Hsp>> traced(work.size());
-  pool.parallel_for(work.size(), 1, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t w = begin; w < end; ++w) {
-      const auto [q, k] = work[w];
-      const PrelimEntry& e = selections[q].entries[k];
-      traced[w] = traceback_subject(*contexts[q], kept.at(e.list.oid).residues, e.prelim);
-    }
-  });
-
-  // 7. Final hit lists per query.
-  std::size_t w = 0;
   std::unordered_set<std::int64_t> reported;
-  for (const std::size_t q : active) {
-    std::vector<SubjectHits> lists;
-    for (std::size_t k = 0; k < selections[q].entries.size(); ++k, ++w) {
-      if (traced[w].empty()) continue;
-      SubjectHits h;
-      h.oid = selections[q].entries[k].list.oid;
-      h.hsps = std::move(traced[w]);
-      lists.push_back(std::move(h));
+  if (search.comp_based_stats == 0) {
+    std::vector<std::vector<Hsp>> traced(work.size());
+    pool.parallel_for(work.size(), 1, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t w = begin; w < end; ++w) {
+        const auto [q, k] = work[w];
+        const PrelimEntry& e = selections[q].entries[k];
+        traced[w] = traceback_subject(*contexts[q], kept.at(e.list.oid).residues, e.prelim);
+      }
+    });
+
+    // 7. Final hit lists per query.
+    std::size_t w = 0;
+    for (const std::size_t q : active) {
+      std::vector<SubjectHits> lists;
+      for (std::size_t k = 0; k < selections[q].entries.size(); ++k, ++w) {
+        if (traced[w].empty()) continue;
+        SubjectHits h;
+        h.oid = selections[q].entries[k].list.oid;
+        h.hsps = std::move(traced[w]);
+        lists.push_back(std::move(h));
+      }
+      select_hit_lists(lists, static_cast<std::size_t>(search.max_target_seqs));
+      for (const SubjectHits& h : lists) reported.insert(h.oid);
+      result.queries[q].hits = std::move(lists);
     }
-    select_hit_lists(lists, static_cast<std::size_t>(search.max_target_seqs));
-    for (const SubjectHits& h : lists) reported.insert(h.oid);
-    result.queries[q].hits = std::move(lists);
+  } else {
+    // 6-7 with composition-based statistics (kappa.hpp): every preliminary list is redone on the pool
+    // (speculatively: BLAST may skip some, whose results finish_composition_redo then never asks for), then
+    // BLAST's heap is simulated sequentially per BLAST query batch (blastp_query_batches over this call's
+    // queries; the CLI cuts its calls at BLAST batch boundaries), so the answer is BLAST's exactly.
+    std::vector<SubjectRedo> redone(work.size());
+    pool.parallel_for(work.size(), 1, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t w = begin; w < end; ++w) {
+        const auto [q, k] = work[w];
+        const PrelimEntry& e = selections[q].entries[k];
+        redone[w] = redo_subject(*contexts[q], kept.at(e.list.oid).residues, e.prelim);
+      }
+    });
+    std::vector<std::vector<SubjectHits>> prelim_lists(nq);
+    std::vector<std::size_t> first_work(nq, 0);
+    for (std::size_t w = 0; w < work.size(); ++w) {
+      const auto [q, k] = work[w];
+      if (k == 0) first_work[q] = w;
+      prelim_lists[q].push_back(selections[q].entries[k].list);
+    }
+    std::vector<std::size_t> lengths(nq);
+    for (std::size_t q = 0; q < nq; ++q) lengths[q] = queries[q].residues.size();
+    const std::vector<std::size_t> bounds = blastp_query_batches(lengths);
+    for (std::size_t b = 0; b + 1 < bounds.size(); ++b) {
+      std::vector<RedoQueryInput> inputs;
+      for (std::size_t q = bounds[b]; q < bounds[b + 1]; ++q) {
+        const std::size_t base = first_work[q];
+        inputs.push_back({prelim_lists[q], [&redone, &result, base](std::size_t i) {
+                            ++result.counts.composition_redone;
+                            return std::move(redone[base + i]);
+                          }});
+      }
+      std::vector<RedoneQuery> finished = finish_composition_redo(inputs, search);
+      for (std::size_t q = bounds[b]; q < bounds[b + 1]; ++q) {
+        RedoneQuery& f = finished[q - bounds[b]];
+        for (const SubjectHits& h : f.hits) reported.insert(h.oid);
+        result.queries[q].hits = std::move(f.hits);
+        result.queries[q].adjust_rules = std::move(f.rules);
+      }
+    }
   }
   for (const std::int64_t oid : reported) result.subjects.emplace(oid, std::move(kept.at(oid)));
   return result;

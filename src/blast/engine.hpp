@@ -31,6 +31,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "blast/composition.hpp"
 #include "blast/hsp.hpp"
 #include "blast/search.hpp"
 #include "warpsearch/seqio.hpp"
@@ -74,6 +75,8 @@ struct BlastpSubject {
 struct BlastpQueryResult {
   BlastpSetup setup;
   std::vector<SubjectHits> hits;  // final hit lists in output order; oid = database id
+  // With comp_based_stats: the matrix rule of each HSP (adjust_rules[i][k] for hits[i].hsps[k]; kappa.hpp).
+  std::vector<std::vector<compo::MatrixAdjustRule>> adjust_rules;
 };
 
 struct BlastpRunResult {

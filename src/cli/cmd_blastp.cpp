@@ -29,7 +29,9 @@
 #include <utility>
 #include <vector>
 
+#include "blast/composition.hpp"
 #include "blast/engine.hpp"
+#include "blast/kappa.hpp"
 #include "blast/lookup.hpp"
 #include "blast/pairwise.hpp"
 #include "blast/search.hpp"
@@ -232,7 +234,6 @@ class ReportWriter {
     in >> number;
     if (number == "0") {
       pairwise_.emplace(*setup.matrix, pairwise_options(setup));
-      method_ = compadjust_method(setup.search->comp_based_stats);
     } else if (number == "6" || number == "7") {
       blast::TabularOptions options;
       options.subject_mode = setup.subject_mode;
@@ -301,19 +302,16 @@ class ReportWriter {
     return options;
   }
 
-  // What blastp prints after an HSP's E-value for the -comp_based_stats mode: mode 1 always rescales the
-  // matrix ("Composition-based stats."), mode 3 always adjusts it. Mode 2 decides per subject
-  // (Blast_ChooseMatrixAdjustRule), which the engine does not report yet: refused for -outfmt 0.
-  static blast::CompAdjustMethod compadjust_method(int comp_based_stats) {
-    switch (comp_based_stats) {
-      case 0: return blast::CompAdjustMethod::kNone;
-      case 1: return blast::CompAdjustMethod::kCompositionBasedStats;
-      case 3: return blast::CompAdjustMethod::kMatrixAdjust;
-      default:
-        throw Error(ErrorKind::kUsage,
-                    "-outfmt 0 with -comp_based_stats 2 (the default) is not available yet: the report names "
-                    "each HSP's adjustment method, which the search does not return; use -outfmt 6/7 or "
-                    "-comp_based_stats 0, 1 or 3");
+  // What blastp prints after an HSP's E-value: nothing without composition-based statistics; with them,
+  // per HSP from the matrix rule its subject got (Blast_ChooseMatrixAdjustRule): rescaling the matrix
+  // ("Composition-based stats.", mode 1 always) or a relative-entropy adjustment ("Compositional matrix
+  // adjust."); a subject left unadjusted prints nothing.
+  static blast::CompAdjustMethod compadjust_method(blast::compo::MatrixAdjustRule rule) {
+    switch (rule) {
+      case blast::compo::MatrixAdjustRule::kDontAdjust: return blast::CompAdjustMethod::kNone;
+      case blast::compo::MatrixAdjustRule::kScaleOldMatrix:
+        return blast::CompAdjustMethod::kCompositionBasedStats;
+      default: return blast::CompAdjustMethod::kMatrixAdjust;
     }
   }
 
@@ -340,12 +338,15 @@ class ReportWriter {
     q.mask = result.setup.mask;
     q.ungapped = result.setup.ungapped;
     q.search_space = result.setup.lengths.search_space;
-    return pairwise_->query(q, blast::pairwise_hits(hits, residues, deflines, method_));
+    std::vector<blast::PairwiseSubjectHits> subject_hits = blast::pairwise_hits(hits, residues, deflines);
+    for (std::size_t i = 0; i < subject_hits.size() && i < result.adjust_rules.size(); ++i)
+      for (std::size_t k = 0; k < subject_hits[i].hsps.size() && k < result.adjust_rules[i].size(); ++k)
+        subject_hits[i].hsps[k].method = compadjust_method(result.adjust_rules[i][k]);
+    return pairwise_->query(q, subject_hits);
   }
 
   std::optional<blast::TabularWriter> tabular_;
   std::optional<blast::PairwiseWriter> pairwise_;
-  blast::CompAdjustMethod method_ = blast::CompAdjustMethod::kNone;
 };
 
 std::string defline_of(const Sequence& seq) {
@@ -453,11 +454,19 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   while (more) {
     std::vector<blast::BlastpQuery> batch;
     std::size_t residues = 0;
-    while (more && batch.size() < kBatchQueries &&
-           (batch.empty() || residues + seq.length() <= kBatchResidues)) {
+    // A batch ends at one of BLAST+'s query-batch boundaries (blastp_query_batches: a batch closes when it
+    // holds >= 10000 residues), once it has kBatchQueries queries or kBatchResidues residues, so the
+    // composition-based redo sees BLAST's batches (kappa.hpp) whatever our batch size.
+    std::size_t blast_fill = 0;
+    while (more) {
       residues += seq.length();
+      blast_fill += seq.length();
       batch.push_back({defline_of(seq), std::move(seq.residues)});
       more = reader.next(seq);
+      if (blast_fill >= blast::kBlastpQueryBatchResidues) {
+        blast_fill = 0;
+        if (batch.size() >= kBatchQueries || residues >= kBatchResidues) break;
+      }
     }
     const blast::BlastpRunResult result = blast::blastp_run(batch, target, totals, run);
     out.write(writer.batch(batch, result));

@@ -170,6 +170,47 @@ TEST(EngineDeterminism, SameAsSingleThreadedSearchForAnyThreadsAndBatch) {
   }
 }
 
+// With composition-based statistics (mode 2, blastp's default) the redo runs speculatively on the pool and
+// BLAST's heap is simulated per query batch: results must not depend on threads or batch size.
+TEST(EngineDeterminism, CompositionBasedStatsSameForAnyThreadsAndBatch) {
+  std::mt19937 rng(90210);
+  std::vector<Record> queries, subjects;
+  make_data(rng, queries, subjects);
+  test::TempDir dir("ws_engine_cbs");
+  const std::string db = (dir.path() / "db.fa").string();
+  write_fasta(subjects, db);
+  const DatabaseTotals totals = database_totals(db);
+  const std::vector<BlastpQuery> qs = to_queries(queries);
+  for (const int max_targets : {500, 4}) {
+    BlastpRunOptions options;
+    options.search.comp_based_stats = 2;
+    options.search.max_target_seqs = max_targets;
+    options.threads = 1;
+    options.batch_residues = std::size_t{1} << 24;
+    const BlastpRunResult reference = blastp_run(qs, db, totals, options);
+    std::size_t hits = 0;
+    for (const BlastpQueryResult& q : reference.queries) {
+      hits += q.hits.size();
+      ASSERT_EQ(q.adjust_rules.size(), q.hits.size());
+    }
+    EXPECT_GT(hits, queries.size());
+    EXPECT_GT(reference.counts.composition_redone, 0);
+    for (const unsigned threads : {2U, 3U}) {
+      for (const std::size_t batch : {std::size_t{1}, std::size_t{3000}}) {
+        options.threads = threads;
+        options.batch_residues = batch;
+        const BlastpRunResult r = blastp_run(qs, db, totals, options);
+        for (std::size_t q = 0; q < queries.size(); ++q) {
+          expect_same_hits(r.queries[q].hits, reference.queries[q].hits,
+                           fmt::format("cbs 2 max_target_seqs {} threads {} batch {} query {}", max_targets,
+                                       threads, batch, q));
+          EXPECT_EQ(r.queries[q].adjust_rules, reference.queries[q].adjust_rules);
+        }
+      }
+    }
+  }
+}
+
 TEST(EnginePackedDb, SameResultsAsFasta) {
   std::mt19937 rng(77);
   std::vector<Record> queries, subjects;
@@ -239,40 +280,43 @@ TEST(EngineBlastpDb, Outfmt6SameAsBlastpDb) {
   const std::string make =
       "makeblastdb -dbtype prot -in " + db_path + " -out " + blast_db + " > /dev/null 2>&1";
   ASSERT_EQ(std::system(make.c_str()), 0);
-  const std::string cmd = "blastp -query " + q_path + " -db " + blast_db +
-                          " -comp_based_stats 0 -seg no -num_threads 1 -outfmt 6 > " + out_path +
-                          " 2>/dev/null";
-  ASSERT_EQ(std::system(cmd.c_str()), 0);
-  std::stringstream expected;
-  expected << std::ifstream(out_path).rdbuf();
+  for (const int cbs : {0, 2}) {
+    const std::string cmd = "blastp -query " + q_path + " -db " + blast_db + " -comp_based_stats " +
+                            std::to_string(cbs) + " -seg no -num_threads 1 -outfmt 6 > " + out_path +
+                            " 2>/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    std::stringstream expected;
+    expected << std::ifstream(out_path).rdbuf();
 
-  BlastpRunOptions options;
-  options.threads = 2;
-  options.batch_residues = 100000;
-  const std::vector<BlastpQuery> qs = to_queries(queries);
-  const TabularWriter writer(parse_tabular_format("6"), ScoringMatrix::builtin("BLOSUM62"),
-                             TabularOptions{blast_db, false});
-  // The database as the FASTA file it was made from, and as the BLAST+ database itself.
-  for (const std::string& path : {db_path, blast_db}) {
-    const DatabaseTotals totals = database_totals(path);
-    EXPECT_EQ(totals.min_length, 10);
-    EXPECT_EQ(totals.sequences, 1500);
-    const BlastpRunResult r = blastp_run(qs, path, totals, options);
-    std::string actual;
-    for (std::size_t q = 0; q < queries.size(); ++q) {
-      std::vector<TabularSequence> subjects;
-      std::vector<TabularHit> hits;
-      for (const SubjectHits& list : r.queries[q].hits) {
-        const BlastpSubject& s = r.subjects.at(list.oid);
-        subjects.push_back({s.defline, s.residues});
-        SubjectHits one = list;
-        one.oid = static_cast<int>(subjects.size() - 1);
-        for (TabularHit& h : tabular_hits({one})) hits.push_back(std::move(h));
+    BlastpRunOptions options;
+    options.threads = 2;
+    options.batch_residues = 100000;
+    options.search.comp_based_stats = cbs;
+    const std::vector<BlastpQuery> qs = to_queries(queries);
+    const TabularWriter writer(parse_tabular_format("6"), ScoringMatrix::builtin("BLOSUM62"),
+                               TabularOptions{blast_db, false});
+    // The database as the FASTA file it was made from, and as the BLAST+ database itself.
+    for (const std::string& path : {db_path, blast_db}) {
+      const DatabaseTotals totals = database_totals(path);
+      EXPECT_EQ(totals.min_length, 10);
+      EXPECT_EQ(totals.sequences, 1500);
+      const BlastpRunResult r = blastp_run(qs, path, totals, options);
+      std::string actual;
+      for (std::size_t q = 0; q < queries.size(); ++q) {
+        std::vector<TabularSequence> subjects;
+        std::vector<TabularHit> hits;
+        for (const SubjectHits& list : r.queries[q].hits) {
+          const BlastpSubject& s = r.subjects.at(list.oid);
+          subjects.push_back({s.defline, s.residues});
+          SubjectHits one = list;
+          one.oid = static_cast<int>(subjects.size() - 1);
+          for (TabularHit& h : tabular_hits({one})) hits.push_back(std::move(h));
+        }
+        actual += writer.query({queries[q].defline, queries[q].codes}, subjects, hits);
       }
-      actual += writer.query({queries[q].defline, queries[q].codes}, subjects, hits);
+      EXPECT_FALSE(actual.empty());
+      EXPECT_EQ(actual, expected.str()) << path << " -comp_based_stats " << cbs;
     }
-    EXPECT_FALSE(actual.empty());
-    EXPECT_EQ(actual, expected.str()) << path;
   }
 }
 

@@ -128,6 +128,19 @@ TEST_F(BlastpCli, DatabaseModeSameAsBlastp) {
   expect_same_as_blastp(args + "0 -db " + blast_db);
 }
 
+// Composition-based statistics: blastp's default (mode 2, no -comp_based_stats given), mode 1 and mode 3,
+// tabular and pairwise (whose HSP lines name the adjustment method per HSP).
+TEST_F(BlastpCli, CompositionBasedStatsSameAsBlastp) {
+  if (!have_blast_tools()) GTEST_SKIP() << "blastp / makeblastdb not installed";
+  const std::string blast_db = make_blast_db();
+  expect_same_as_blastp("-query " + q5 + " -outfmt 6 -db " + blast_db);
+  expect_same_as_blastp("-query " + q5 + " -outfmt 0 -db " + blast_db);
+  expect_same_as_blastp("-query " + q5 + " -outfmt 6 -comp_based_stats 1 -db " + blast_db);
+  expect_same_as_blastp("-query " + globins + " -subject " + globins + " -outfmt 0 -comp_based_stats 1");
+  expect_same_as_blastp("-query " + globins + " -subject " + globins + " -outfmt 7 -comp_based_stats 3");
+  expect_same_as_blastp("-query " + globins + " -subject " + globins + " -outfmt 0 -seg yes");
+}
+
 TEST_F(BlastpCli, MatrixGapAndExtensionOptionsSameAsBlastp) {
   if (!have_blast_tools()) GTEST_SKIP() << "blastp / makeblastdb not installed";
   const std::string all = "-query " + globins + " -subject " + globins + " -comp_based_stats 0 -outfmt 6";
