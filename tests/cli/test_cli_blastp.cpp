@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "cli_run.hpp"
@@ -139,6 +140,44 @@ TEST_F(BlastpCli, CompositionBasedStatsSameAsBlastp) {
   expect_same_as_blastp("-query " + globins + " -subject " + globins + " -outfmt 0 -comp_based_stats 1");
   expect_same_as_blastp("-query " + globins + " -subject " + globins + " -outfmt 7 -comp_based_stats 3");
   expect_same_as_blastp("-query " + globins + " -subject " + globins + " -outfmt 0 -seg yes");
+}
+
+// The synthetic database with planted homologs (scripts/make_blastp_data.sh small: shuffled UniProt
+// background + 5 homologs of each of 20 queries at 90..25 % identity): identical to blastp -db in modes 2
+// (default) and 0, and every planted homolog that blastp finds (E <= 1e-3) is found.
+TEST_F(BlastpCli, PlantedHomologDatabaseSameAsBlastp) {
+  if (!have_blast_tools()) GTEST_SKIP() << "blastp / makeblastdb not installed";
+  if (std::system("python3 -c 'pass' >/dev/null 2>&1") != 0) GTEST_SKIP() << "python3 not installed";
+  const std::string data = dir / "planted";
+  const std::string make =
+      "bash " + shell_quote((warpsearch::test::source_dir() / "scripts/make_blastp_data.sh").string()) + " " +
+      shell_quote(data) + " small >/dev/null 2>&1";
+  ASSERT_EQ(std::system(make.c_str()), 0) << make;
+  const std::string db = shell_quote(data + "/db.fa"), name = shell_quote(data + "/blastdb");
+  ASSERT_EQ(
+      std::system(("makeblastdb -dbtype prot -in " + db + " -out " + name + " >/dev/null 2>&1").c_str()), 0);
+  const std::string queries = shell_quote(data + "/queries.fa");
+  for (const std::string mode : {"", " -comp_based_stats 0"}) {
+    const std::string args =
+        "-query " + queries + " -db " + name + " -outfmt '6 qseqid sseqid evalue'" + mode;
+    const std::string expected = oracle(dir, args);
+    const std::string actual = ws(args);
+    EXPECT_EQ(actual, expected) << args;
+    // Planted homologs (ids "pl_...") reported with E <= 1e-3, per program.
+    const auto planted = [](const std::string& text) {
+      std::set<std::string> found;
+      for (const std::string& line : warpsearch::test::lines(text)) {
+        std::istringstream in(line);
+        std::string q, s;
+        double e = 0;
+        in >> q >> s >> e;
+        if (s.rfind("pl_", 0) == 0 && e <= 1e-3) found.insert(q + " " + s);
+      }
+      return found;
+    };
+    EXPECT_EQ(planted(actual), planted(expected));
+    EXPECT_GE(planted(expected).size(), 90U) << "blastp found fewer planted homologs than expected";
+  }
 }
 
 TEST_F(BlastpCli, MatrixGapAndExtensionOptionsSameAsBlastp) {
