@@ -87,10 +87,19 @@ struct TraceRows {
   }
 };
 
-// Blast_SemiGappedAlign (kTrace false) / ALIGN_EX (kTrace true) for one direction.
-template <bool kTrace>
-HalfExtension extend(const Strand& A, const Strand& B, const ScoringMatrix& matrix,
-                     const GappedParams& params, TraceRows* trace) {
+// Score rows of the two score tables the DP runs on: row(a)[b] scores codes a and b. The 8-bit
+// ScoringMatrix (every stage but the composition redo) and the 32-bit IntScoreTable (the composition-
+// adjusted matrix at scale 32); the DP is a template over the table, so each gets its own loop.
+const std::int8_t* score_row(const ScoringMatrix& matrix, std::uint8_t a) { return matrix.row(a); }
+const int* score_row(const IntScoreTable& table, std::uint8_t a) {
+  return table.data() + static_cast<std::size_t>(a) * kMaxCodes;
+}
+
+// Blast_SemiGappedAlign (kTrace false) / ALIGN_EX (kTrace true) for one direction. Scores: ScoringMatrix
+// or IntScoreTable (score_row).
+template <bool kTrace, class Scores>
+HalfExtension extend(const Strand& A, const Strand& B, const Scores& matrix, const GappedParams& params,
+                     TraceRows* trace) {
   HalfExtension result;
   const int M = A.size();
   const int N = B.size();
@@ -118,7 +127,7 @@ HalfExtension extend(const Strand& A, const Strand& B, const ScoringMatrix& matr
   int best = 0;
   int first = 0;
   for (int a = 1; a <= M; ++a) {
-    const std::int8_t* mrow = matrix.row(A.at(a));
+    const auto* const mrow = score_row(matrix, A.at(a));
     if constexpr (kTrace) {
       trace->start_row(first);
       trace->reserve_to(b_size);
@@ -308,6 +317,104 @@ SubjectRange adjust_subject_range(int s_left, int subject_length, int q_left, in
   return {left, length - left};
 }
 
+// ALIGN_EX for one direction with traceback (traceback_extend for either score table).
+template <class Scores>
+HalfTraceback traceback_half(Residues a, Residues b, bool reverse, const Scores& matrix,
+                             const GappedParams& params) {
+  static thread_local std::vector<std::uint8_t> a_buffer, b_buffer;
+  const Strand A = make_strand(a, reverse, a_buffer);
+  const Strand B = make_strand(b, reverse, b_buffer);
+  TraceRows trace;
+  HalfTraceback out;
+  out.end = extend<true>(A, B, matrix, params, &trace);
+  if (A.size() <= 0 || B.size() <= 0) return out;
+  // Walk back from the best cell to (0, 0). `state` is the op that entered the current cell; a gap state
+  // continues while the cell's extension flag says the gap value leaving it extends the gap entering it.
+  int row = out.end.a_length;
+  int colm = out.end.b_length;
+  std::uint8_t state = kOpSub;
+  std::vector<EditRun> walked;  // from the best cell towards the origin
+  while (row > 0 || colm > 0) {
+    const std::uint8_t code = trace.at(row, colm);
+    if (state == kOpGapInA)
+      state = (code & kExtendGapInA) ? kOpGapInA : static_cast<std::uint8_t>(code & kOpMask);
+    else if (state == kOpGapInB)
+      state = (code & kExtendGapInB) ? kOpGapInB : static_cast<std::uint8_t>(code & kOpMask);
+    else
+      state = code & kOpMask;
+    if (state == kOpGapInA) {
+      --colm;
+      add_op(walked, EditOp::kDeletion);
+    } else if (state == kOpGapInB) {
+      --row;
+      add_op(walked, EditOp::kInsertion);
+    } else {
+      --row;
+      --colm;
+      add_op(walked, EditOp::kSubstitution);
+    }
+  }
+  // The walk runs from the far end towards the seed: left to right for a reverse half, reversed otherwise.
+  if (!reverse) std::reverse(walked.begin(), walked.end());
+  out.ops = std::move(walked);
+  return out;
+}
+
+// BLAST_GappedAlignmentWithTraceback from a seed for either score table: the reverse half uses the
+// `range.left` subject residues before the seed pair, the forward half the `range.right - 1` after it.
+template <class Scores>
+GappedAlignment traceback_alignment(Residues query, Residues subject, const Scores& matrix,
+                                    const GappedParams& params, SeedPoint seed, SubjectRange range) {
+  const int q_len = static_cast<int>(query.size());
+  const int left_n = range.left + 1;
+  const int right_n = range.right - 1;
+  GappedAlignment out;
+  const HalfTraceback left = traceback_half(
+      query.first(static_cast<std::size_t>(seed.q) + 1),
+      subject.subspan(static_cast<std::size_t>(seed.s + 1 - left_n), static_cast<std::size_t>(left_n)), true,
+      matrix, params);
+  out.q_start = seed.q + 1 - left.end.a_length;
+  out.s_start = seed.s + 1 - left.end.b_length;
+  int score_left = left.end.score;
+  int score_right = 0;
+  HalfTraceback right;
+  if (seed.q + 1 < q_len && right_n > 0) {
+    right = traceback_half(
+        query.subspan(static_cast<std::size_t>(seed.q) + 1),
+        subject.subspan(static_cast<std::size_t>(seed.s) + 1, static_cast<std::size_t>(right_n)), false,
+        matrix, params);
+    score_right = right.end.score;
+  }
+  out.q_end = seed.q + 1 + right.end.a_length;
+  out.s_end = seed.s + 1 + right.end.b_length;
+
+  out.script = left.ops;
+  for (const EditRun& run : right.ops) {
+    if (!out.script.empty() && out.script.back().op == run.op)
+      out.script.back().length += run.length;
+    else
+      out.script.push_back(run);
+  }
+  // Prune leading and trailing gaps (possible only in corner cases), adding their cost back.
+  auto gap_cost = [&](const EditRun& r) { return params.gap_open + r.length * params.gap_extend; };
+  std::size_t lead = 0;
+  while (lead < out.script.size() && out.script[lead].op != EditOp::kSubstitution) {
+    const EditRun& r = out.script[lead];
+    score_left += gap_cost(r);
+    (r.op == EditOp::kDeletion ? out.s_start : out.q_start) += r.length;
+    ++lead;
+  }
+  out.script.erase(out.script.begin(), out.script.begin() + static_cast<std::ptrdiff_t>(lead));
+  while (!out.script.empty() && out.script.back().op != EditOp::kSubstitution) {
+    const EditRun& r = out.script.back();
+    score_right += gap_cost(r);
+    (r.op == EditOp::kDeletion ? out.s_end : out.q_end) -= r.length;
+    out.script.pop_back();
+  }
+  out.score = score_left + score_right;
+  return out;
+}
+
 }  // namespace
 
 int xdrop_bits_to_raw(double bits, double lambda) {
@@ -413,98 +520,21 @@ GappedScore preliminary_gapped_alignment(Residues query, Residues subject, const
 
 HalfTraceback traceback_extend(Residues a, Residues b, bool reverse, const ScoringMatrix& matrix,
                                const GappedParams& params) {
-  static thread_local std::vector<std::uint8_t> a_buffer, b_buffer;
-  const Strand A = make_strand(a, reverse, a_buffer);
-  const Strand B = make_strand(b, reverse, b_buffer);
-  TraceRows trace;
-  HalfTraceback out;
-  out.end = extend<true>(A, B, matrix, params, &trace);
-  if (A.size() <= 0 || B.size() <= 0) return out;
-  // Walk back from the best cell to (0, 0). `state` is the op that entered the current cell; a gap state
-  // continues while the cell's extension flag says the gap value leaving it extends the gap entering it.
-  int row = out.end.a_length;
-  int colm = out.end.b_length;
-  std::uint8_t state = kOpSub;
-  std::vector<EditRun> walked;  // from the best cell towards the origin
-  while (row > 0 || colm > 0) {
-    const std::uint8_t code = trace.at(row, colm);
-    if (state == kOpGapInA)
-      state = (code & kExtendGapInA) ? kOpGapInA : static_cast<std::uint8_t>(code & kOpMask);
-    else if (state == kOpGapInB)
-      state = (code & kExtendGapInB) ? kOpGapInB : static_cast<std::uint8_t>(code & kOpMask);
-    else
-      state = code & kOpMask;
-    if (state == kOpGapInA) {
-      --colm;
-      add_op(walked, EditOp::kDeletion);
-    } else if (state == kOpGapInB) {
-      --row;
-      add_op(walked, EditOp::kInsertion);
-    } else {
-      --row;
-      --colm;
-      add_op(walked, EditOp::kSubstitution);
-    }
-  }
-  // The walk runs from the far end towards the seed: left to right for a reverse half, reversed otherwise.
-  if (!reverse) std::reverse(walked.begin(), walked.end());
-  out.ops = std::move(walked);
-  return out;
+  return traceback_half(a, b, reverse, matrix, params);
 }
 
 GappedAlignment gapped_alignment_with_traceback(Residues query, Residues subject, const ScoringMatrix& matrix,
                                                 const GappedParams& params, SeedPoint seed) {
-  const int q_len = static_cast<int>(query.size());
-  const int s_len = static_cast<int>(subject.size());
   // The traceback stage calls AdjustSubjectRange with the seed offsets themselves (not offset + 1).
-  const SubjectRange range = adjust_subject_range(seed.s, s_len, seed.q, q_len);
-  const int left_n = range.left + 1;
-  const int right_n = range.right - 1;
-  GappedAlignment out;
-  const HalfTraceback left = traceback_extend(
-      query.first(static_cast<std::size_t>(seed.q) + 1),
-      subject.subspan(static_cast<std::size_t>(seed.s + 1 - left_n), static_cast<std::size_t>(left_n)), true,
-      matrix, params);
-  out.q_start = seed.q + 1 - left.end.a_length;
-  out.s_start = seed.s + 1 - left.end.b_length;
-  int score_left = left.end.score;
-  int score_right = 0;
-  HalfTraceback right;
-  if (seed.q + 1 < q_len && right_n > 0) {
-    right = traceback_extend(
-        query.subspan(static_cast<std::size_t>(seed.q) + 1),
-        subject.subspan(static_cast<std::size_t>(seed.s) + 1, static_cast<std::size_t>(right_n)), false,
-        matrix, params);
-    score_right = right.end.score;
-  }
-  out.q_end = seed.q + 1 + right.end.a_length;
-  out.s_end = seed.s + 1 + right.end.b_length;
+  const SubjectRange range =
+      adjust_subject_range(seed.s, static_cast<int>(subject.size()), seed.q, static_cast<int>(query.size()));
+  return traceback_alignment(query, subject, matrix, params, seed, range);
+}
 
-  out.script = left.ops;
-  for (const EditRun& run : right.ops) {
-    if (!out.script.empty() && out.script.back().op == run.op)
-      out.script.back().length += run.length;
-    else
-      out.script.push_back(run);
-  }
-  // Prune leading and trailing gaps (possible only in corner cases), adding their cost back.
-  auto gap_cost = [&](const EditRun& r) { return params.gap_open + r.length * params.gap_extend; };
-  std::size_t lead = 0;
-  while (lead < out.script.size() && out.script[lead].op != EditOp::kSubstitution) {
-    const EditRun& r = out.script[lead];
-    score_left += gap_cost(r);
-    (r.op == EditOp::kDeletion ? out.s_start : out.q_start) += r.length;
-    ++lead;
-  }
-  out.script.erase(out.script.begin(), out.script.begin() + static_cast<std::ptrdiff_t>(lead));
-  while (!out.script.empty() && out.script.back().op != EditOp::kSubstitution) {
-    const EditRun& r = out.script.back();
-    score_right += gap_cost(r);
-    (r.op == EditOp::kDeletion ? out.s_end : out.q_end) -= r.length;
-    out.script.pop_back();
-  }
-  out.score = score_left + score_right;
-  return out;
+GappedAlignment gapped_alignment_with_traceback(Residues query, Residues subject, const IntScoreTable& table,
+                                                const GappedParams& params, SeedPoint seed) {
+  const int s_len = static_cast<int>(subject.size());
+  return traceback_alignment(query, subject, table, params, seed, SubjectRange{seed.s, s_len - seed.s});
 }
 
 std::string btop(const GappedAlignment& alignment, Residues query, Residues subject) {

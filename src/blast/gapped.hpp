@@ -11,7 +11,8 @@
 //   preliminary_gapped_alignment   both halves from a seed (s_BlastProtGappedAlignment): score and ends.
 //   traceback_extend     one half with traceback (ALIGN_EX), ops in left-to-right order.
 //   gapped_alignment_with_traceback  both halves with traceback (BLAST_GappedAlignmentWithTraceback):
-//                        edit script, ends and score, leading/trailing gaps pruned as BLAST does.
+//                        edit script, ends and score, leading/trailing gaps pruned as BLAST does; also over
+//                        an IntScoreTable (32-bit scores: the composition redo's matrix at scale 32).
 //   btop, script_score   BLAST's BTOP string of an alignment, and a plain rescoring of an edit script.
 //
 // Conventions: sequences are digital protein codes (alphabet.hpp) scored with ScoringMatrix::score();
@@ -31,12 +32,14 @@
 // extending a gap to opening one on equal values; the traceback starts at the best cell above.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "warpsearch/alphabet.hpp"
 #include "warpsearch/scoring.hpp"
 
 namespace warpsearch::blast {
@@ -143,6 +146,17 @@ struct GappedAlignment {
 // the reverse half includes the seed pair, the scripts are joined (merging the two runs at the seed when
 // their ops agree), and leading / trailing gap runs are pruned with their cost added back to the score.
 GappedAlignment gapped_alignment_with_traceback(Residues query, Residues subject, const ScoringMatrix& matrix,
+                                                const GappedParams& params, SeedPoint seed);
+
+// A score table with 32-bit scores, for matrices that do not fit ScoringMatrix's 8 bits (the composition-
+// adjusted matrix at scale 32): score of codes a and b at [a * kMaxCodes + b].
+using IntScoreTable = std::array<int, kMaxCodes * kMaxCodes>;
+
+// The same alignment (same DP, band and tie rules: one implementation) scored with `table`, over the whole
+// sequences: no AdjustSubjectRange, as in the composition redo (Blast_RedoOneMatch calls
+// BLAST_GappedAlignmentWithTraceback directly). For subjects of < 90000 residues it equals the overload
+// above with the table's scores.
+GappedAlignment gapped_alignment_with_traceback(Residues query, Residues subject, const IntScoreTable& table,
                                                 const GappedParams& params, SeedPoint seed);
 
 // BLAST's BTOP string: identity runs as counts, other pairs as query letter then subject letter ('-' for a

@@ -1,15 +1,14 @@
 // kappa.cpp: blastp's composition-based traceback (BLAST+ 2.12 Blast_RedoAlignmentCore for blastp), see
 // kappa.hpp: the per-query data, the per-subject redo (near-identity tests, subject SEG, matrix
-// adjustment, ALIGN_EX with the scaled matrix, distinct-end and containment rules, scaled E-values) and
-// the sequential BlastCompo_Heap simulation that selects the final hit lists.
+// adjustment, ALIGN_EX with the scaled matrix (gapped.hpp's traceback over an IntScoreTable), distinct-end
+// and containment rules, scaled E-values) and the sequential BlastCompo_Heap simulation that selects the
+// final hit lists.
 #include "blast/kappa.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cfloat>
 #include <cmath>
 #include <cstddef>
-#include <limits>
 #include <numbers>
 #include <string>
 
@@ -233,240 +232,6 @@ bool prelim_near_identical(const AlignBox& align, int query_length, double cutof
   return !(static_cast<double>(align.score) / static_cast<double>(align_len) < cutoff);
 }
 
-// ---------------------------------------------------------------------------------------------------
-// ALIGN_EX with an integer score table (the adjusted matrix at scale 32): the same DP, band and tie rules
-// as gapped.cpp's traceback extension (which works on 8-bit ScoringMatrix tables), and
-// BLAST_GappedAlignmentWithTraceback's two halves without AdjustSubjectRange (the redo passes whole
-// sequences).
-
-constexpr int kMinInt = std::numeric_limits<std::int32_t>::min() / 2;  // MININT
-constexpr std::uint8_t kOpSub = 0, kOpGapInB = 1, kOpGapInA = 2, kOpMask = 3;
-constexpr std::uint8_t kExtendGapInB = 4, kExtendGapInA = 8;
-
-using IntScoreTable = std::array<int, kMaxCodes * kMaxCodes>;  // [query code * 32 + subject code]
-
-struct Strand {
-  const std::uint8_t* seq;
-  int length;
-  bool reverse;
-  std::uint8_t at(int i) const { return reverse ? seq[length - i] : seq[i - 1]; }
-};
-
-struct TraceRows {
-  std::vector<std::uint8_t> codes;
-  std::vector<std::size_t> base;
-  std::vector<int> first;
-  void start_row(int first_col) {
-    base.push_back(codes.size());
-    first.push_back(first_col);
-  }
-  void reserve_to(int end_col) {
-    const std::size_t need = base.back() + static_cast<std::size_t>(end_col - first.back());
-    if (codes.size() < need) codes.resize(need, 0);
-  }
-  std::uint8_t& at_current(int col) {
-    return codes[base.back() + static_cast<std::size_t>(col - first.back())];
-  }
-  std::uint8_t at(int row, int col) const {
-    return codes[base[static_cast<std::size_t>(row)] +
-                 static_cast<std::size_t>(col - first[static_cast<std::size_t>(row)])];
-  }
-};
-
-struct Cell {
-  int best;
-  int best_gap;
-};
-
-struct HalfResult {
-  int score = 0;
-  int a_length = 0;
-  int b_length = 0;
-  std::vector<EditRun> ops;  // left to right
-};
-
-void add_op(std::vector<EditRun>& runs, EditOp op) {
-  if (!runs.empty() && runs.back().op == op)
-    ++runs.back().length;
-  else
-    runs.push_back({op, 1});
-}
-
-HalfResult align_ex(const Strand& A, const Strand& B, const IntScoreTable& table, int gap_open,
-                    int gap_extend, int x_dropoff) {
-  HalfResult result;
-  const int M = A.length, N = B.length;
-  const int e = gap_extend;
-  const int oe = gap_open + gap_extend;
-  const int x = std::max(x_dropoff, oe);
-  if (M <= 0 || N <= 0) return result;
-  TraceRows trace;
-  std::vector<Cell> col(static_cast<std::size_t>(N) + 2);
-  trace.start_row(0);
-  col[0] = {0, -oe};
-  int score = -oe;
-  int b_size = 1;
-  for (; b_size <= N; ++b_size) {
-    if (score < -x) break;
-    col[static_cast<std::size_t>(b_size)] = {score, score - oe};
-    score -= e;
-  }
-  trace.reserve_to(b_size);
-  for (int b = 1; b < b_size; ++b) trace.at_current(b) = kOpGapInA;
-
-  int best = 0, first = 0;
-  for (int a = 1; a <= M; ++a) {
-    const int* mrow = table.data() + static_cast<std::size_t>(A.at(a)) * kMaxCodes;
-    trace.start_row(first);
-    trace.reserve_to(b_size);
-    score = kMinInt;
-    int gap_row = kMinInt;
-    int last = first;
-    for (int b = first; b < b_size; ++b) {
-      Cell& c = col[static_cast<std::size_t>(b)];
-      int gap_col = c.best_gap;
-      const int next = b < N ? c.best + mrow[B.at(b + 1)] : kMinInt;
-      std::uint8_t code = kOpSub;
-      if (score < gap_col) {
-        score = gap_col;
-        code = kOpGapInB;
-      }
-      if (score < gap_row) {
-        score = gap_row;
-        code = kOpGapInA;
-      }
-      if (best - score > x) {
-        if (b == first)
-          ++first;
-        else
-          c.best = kMinInt;
-      } else {
-        last = b;
-        if (score > best) {
-          best = score;
-          result.a_length = a;
-          result.b_length = b;
-        }
-        gap_row -= e;
-        gap_col -= e;
-        if (gap_col < score - oe) {
-          c.best_gap = score - oe;
-        } else {
-          c.best_gap = gap_col;
-          code |= kExtendGapInB;
-        }
-        if (gap_row < score - oe)
-          gap_row = score - oe;
-        else
-          code |= kExtendGapInA;
-        c.best = score;
-      }
-      score = next;
-      trace.at_current(b) = code;
-    }
-    if (first == b_size) break;
-    if (last < b_size - 1) {
-      b_size = last + 1;
-    } else {
-      while (gap_row >= best - x && b_size <= N) {
-        col[static_cast<std::size_t>(b_size)] = {gap_row, gap_row - oe};
-        gap_row -= e;
-        trace.reserve_to(b_size + 1);
-        trace.at_current(b_size) = kOpGapInA;
-        ++b_size;
-      }
-    }
-    if (b_size <= N) {
-      col[static_cast<std::size_t>(b_size)] = {kMinInt, kMinInt};
-      ++b_size;
-    }
-  }
-  result.score = best;
-  int row = result.a_length, colm = result.b_length;
-  std::uint8_t state = kOpSub;
-  std::vector<EditRun> walked;
-  while (row > 0 || colm > 0) {
-    const std::uint8_t code = trace.at(row, colm);
-    if (state == kOpGapInA)
-      state = (code & kExtendGapInA) ? kOpGapInA : static_cast<std::uint8_t>(code & kOpMask);
-    else if (state == kOpGapInB)
-      state = (code & kExtendGapInB) ? kOpGapInB : static_cast<std::uint8_t>(code & kOpMask);
-    else
-      state = code & kOpMask;
-    if (state == kOpGapInA) {
-      --colm;
-      add_op(walked, EditOp::kDeletion);
-    } else if (state == kOpGapInB) {
-      --row;
-      add_op(walked, EditOp::kInsertion);
-    } else {
-      --row;
-      --colm;
-      add_op(walked, EditOp::kSubstitution);
-    }
-  }
-  if (!A.reverse) std::reverse(walked.begin(), walked.end());
-  result.ops = std::move(walked);
-  return result;
-}
-
-struct ScaledAlignment {
-  AlignBox box;
-  std::vector<EditRun> script;
-};
-
-// BLAST_GappedAlignmentWithTraceback from (q_start, s_start) over whole sequences.
-ScaledAlignment gapped_traceback(const std::vector<std::uint8_t>& query,
-                                 const std::vector<std::uint8_t>& subject, const IntScoreTable& table,
-                                 int gap_open, int gap_extend, int x_dropoff, int q_start, int s_start) {
-  const int q_len = static_cast<int>(query.size());
-  const int s_len = static_cast<int>(subject.size());
-  ScaledAlignment out;
-  const HalfResult left =
-      align_ex(Strand{query.data(), q_start + 1, true}, Strand{subject.data(), s_start + 1, true}, table,
-               gap_open, gap_extend, x_dropoff);
-  int score_left = left.score;
-  out.box.q_start = q_start - left.a_length + 1;
-  out.box.s_start = s_start - left.b_length + 1;
-  int score_right = 0;
-  HalfResult right;
-  if (q_start < q_len && s_start < s_len) {
-    right = align_ex(Strand{query.data() + q_start + 1, q_len - q_start - 1, false},
-                     Strand{subject.data() + s_start + 1, s_len - s_start - 1, false}, table, gap_open,
-                     gap_extend, x_dropoff);
-    score_right = right.score;
-    out.box.q_end = q_start + right.a_length + 1;
-    out.box.s_end = s_start + right.b_length + 1;
-  } else {  // found_end FALSE in BLAST (unreachable for a seed inside both sequences)
-    out.box.q_end = q_start - 1;
-    out.box.s_end = s_start - 1;
-  }
-  out.script = left.ops;
-  for (const EditRun& run : right.ops) {
-    if (!out.script.empty() && out.script.back().op == run.op)
-      out.script.back().length += run.length;
-    else
-      out.script.push_back(run);
-  }
-  const auto gap_cost = [&](const EditRun& r) { return gap_open + r.length * gap_extend; };
-  std::size_t lead = 0;
-  while (lead < out.script.size() && out.script[lead].op != EditOp::kSubstitution) {
-    const EditRun& r = out.script[lead];
-    score_left += gap_cost(r);
-    (r.op == EditOp::kDeletion ? out.box.s_start : out.box.q_start) += r.length;
-    ++lead;
-  }
-  out.script.erase(out.script.begin(), out.script.begin() + static_cast<std::ptrdiff_t>(lead));
-  while (!out.script.empty() && out.script.back().op != EditOp::kSubstitution) {
-    const EditRun& r = out.script.back();
-    score_right += gap_cost(r);
-    (r.op == EditOp::kDeletion ? out.box.s_end : out.box.q_end) -= r.length;
-    out.script.pop_back();
-  }
-  out.box.score = score_left + score_right;
-  return out;
-}
-
 IntScoreTable int_score_table(const compo::IntScores& m) {
   IntScoreTable t{};
   const int n = Alphabet::protein().size();
@@ -652,11 +417,14 @@ SubjectRedo redo_subject(const QueryContext& context, Residues subject_in,
           ++out.stale_matrix_hsps;
         } else {
           const SeedPoint seed = prelim[h].seed;
-          ScaledAlignment a = gapped_traceback(cq.align_query, subject, table, cq.gap_open, cq.gap_extend,
-                                               cq.x_dropoff, seed.q, seed.s);
+          // BLAST_GappedAlignmentWithTraceback with the scaled matrix, over the whole sequences.
+          GappedAlignment a = gapped_alignment_with_traceback(
+              cq.align_query, subject, table, GappedParams{cq.gap_open, cq.gap_extend, cq.x_dropoff}, seed);
           ++out.alignments;
-          if (a.box.score >= kCutoffScore)
-            with_distinct_ends(RedoneAlignment{a.box, std::move(a.script), rule}, list, num_adjustments == 1);
+          if (a.score >= kCutoffScore) {
+            const AlignBox box{a.score, a.q_start, a.q_end, a.s_start, a.s_end};
+            with_distinct_ends(RedoneAlignment{box, std::move(a.script), rule}, list, num_adjustments == 1);
+          }
         }
       }
     }
