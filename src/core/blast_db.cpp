@@ -3,16 +3,11 @@
 // Layout and rules: blast_db.hpp and docs/FORMATS.md.
 #include "core/blast_db.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +18,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/mapped_file.hpp"
 #include "warpsearch/alphabet.hpp"
 #include "warpsearch/error.hpp"
 
@@ -38,56 +34,6 @@ constexpr int kMaxBerDepth = 32;      // nesting limit of ASN.1 values in a defl
 // ---------------------------------------------------------------------------------------------------
 // Files
 
-// One file mapped read-only (nothing mapped for an empty file).
-class MappedFile {
- public:
-  MappedFile() = default;
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  ~MappedFile() {
-    if (addr_ != nullptr) ::munmap(addr_, bytes_);
-  }
-
-  void map(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw_system_error("cannot open BLAST database file", path);
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      const int err = errno;
-      ::close(fd);
-      errno = err;
-      throw_system_error("cannot stat BLAST database file", path);
-    }
-    if (!S_ISREG(st.st_mode)) {
-      ::close(fd);
-      throw Error(ErrorKind::kFormat, "not a regular file", path);
-    }
-    const auto bytes = static_cast<std::uint64_t>(st.st_size);
-    if (bytes > 0) {
-      void* addr = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (addr == MAP_FAILED) {
-        const int err = errno;
-        ::close(fd);
-        errno = err;
-        throw_system_error("cannot map BLAST database file", path);
-      }
-      addr_ = addr;
-      bytes_ = bytes;
-    }
-    ::close(fd);
-  }
-
-  const std::uint8_t* data() const {
-    static constexpr std::uint8_t kNothing[8] = {};
-    return addr_ != nullptr ? static_cast<const std::uint8_t*>(addr_) : kNothing;
-  }
-  std::uint64_t size() const { return bytes_; }
-
- private:
-  void* addr_ = nullptr;
-  std::uint64_t bytes_ = 0;
-};
-
 bool is_file(const std::string& path) {
   std::error_code ec;
   return fs::is_regular_file(path, ec);
@@ -101,7 +47,7 @@ std::uint64_t file_size_or_zero(const std::string& path) {
 
 std::string read_text_file(const std::string& path) {
   MappedFile file;
-  file.map(path);
+  file.open(path, "BLAST database file");
   return {reinterpret_cast<const char*>(file.data()), static_cast<std::size_t>(file.size())};
 }
 
@@ -721,7 +667,7 @@ void open_volume(const std::string& base, BlastDbVolume& info, VolumeFiles& file
   files.pin_path = base + ".pin";
   files.psq_path = base + ".psq";
   files.phr_path = base + ".phr";
-  files.pin.map(files.pin_path);
+  files.pin.open(files.pin_path, "BLAST database file");
   const std::string& pin = files.pin_path;
   const std::uint8_t* p = files.pin.data();
   const std::uint64_t size = files.pin.size();
@@ -773,8 +719,8 @@ void open_volume(const std::string& base, BlastDbVolume& info, VolumeFiles& file
   }
   files.hdr_offsets = p + pos;
   files.seq_offsets = p + pos + 4 * (info.sequences + 1);
-  files.psq.map(files.psq_path);
-  files.phr.map(files.phr_path);
+  files.psq.open(files.psq_path, "BLAST database file");
+  files.phr.open(files.phr_path, "BLAST database file");
   const std::uint64_t n = info.sequences;
   const std::uint32_t hdr0 = be32(files.hdr_offsets), hdr_n = be32(files.hdr_offsets + 4 * n);
   const std::uint32_t seq0 = be32(files.seq_offsets), seq_n = be32(files.seq_offsets + 4 * n);

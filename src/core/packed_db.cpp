@@ -8,7 +8,6 @@
 // all accessors are memory-safe afterwards. verify() reads everything: CRC32s and residue codes.
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include <utility>
 
 #include "core/db_format.hpp"
+#include "core/mapped_file.hpp"
 #include "warpsearch/db.hpp"
 #include "warpsearch/error.hpp"
 
@@ -32,62 +32,6 @@ static_assert(sizeof(MaskRun) == layout::kMaskRunBytes && std::is_trivially_copy
               "mask runs are mapped in place from .wsm");
 
 namespace {
-
-// One file mapped read-only (nothing mapped for an empty file).
-class MappedFile {
- public:
-  MappedFile() = default;
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  ~MappedFile() {
-    if (addr_ != nullptr) ::munmap(addr_, bytes_);
-  }
-
-  // Maps path, which must be exactly expected_bytes long.
-  void map(const std::string& path, std::uint64_t expected_bytes) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw_system_error("cannot open database file", path);
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      const int err = errno;
-      ::close(fd);
-      errno = err;
-      throw_system_error("cannot stat database file", path);
-    }
-    const auto actual = static_cast<std::uint64_t>(st.st_size);
-    if (!S_ISREG(st.st_mode) || actual != expected_bytes) {
-      ::close(fd);
-      throw Error(ErrorKind::kFormat,
-                  fmt::format("file has {} bytes but the database header says {} (truncated, or from another "
-                              "database?)",
-                              actual, expected_bytes),
-                  path);
-    }
-    if (actual > 0) {
-      void* addr = ::mmap(nullptr, actual, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (addr == MAP_FAILED) {
-        const int err = errno;
-        ::close(fd);
-        errno = err;
-        throw_system_error("cannot map database file", path);
-      }
-      addr_ = addr;
-      bytes_ = actual;
-    }
-    ::close(fd);
-  }
-
-  // The file's bytes; an empty file gives a valid pointer to nothing.
-  const unsigned char* data() const {
-    alignas(8) static constexpr unsigned char kNothing[8] = {};
-    return addr_ != nullptr ? static_cast<const unsigned char*>(addr_) : kNothing;
-  }
-  std::uint64_t size() const { return bytes_; }
-
- private:
-  void* addr_ = nullptr;
-  std::uint64_t bytes_ = 0;
-};
 
 std::vector<unsigned char> read_header_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -224,7 +168,14 @@ PackedDb PackedDb::open(const std::string& path, PackedDbOptions options) {
       throw bad_header(fmt::format("file table says {} has {} bytes, but the counts imply {}", maps.paths[f],
                                    bytes, implied[f]));
     }
-    maps.files[f].map(maps.paths[f], bytes);
+    maps.files[f].open(maps.paths[f], "database file");
+    if (maps.files[f].size() != bytes) {
+      throw Error(ErrorKind::kFormat,
+                  fmt::format("file has {} bytes but the database header says {} (truncated, or from another "
+                              "database?)",
+                              maps.files[f].size(), bytes),
+                  maps.paths[f]);
+    }
     db.file_bytes_ += bytes;
   }
   db.residues_ = maps.files[layout::kResidueFile].data();

@@ -21,6 +21,7 @@
 #include "blast/engine.hpp"
 #include "blast/search.hpp"
 #include "blast/tabular.hpp"
+#include "protein_fasta.hpp"
 #include "temp_dir.hpp"
 #include "testdata.hpp"
 #include "warpsearch/alphabet.hpp"
@@ -30,40 +31,9 @@
 namespace warpsearch::blast {
 namespace {
 
-struct Record {
-  std::string defline;
-  std::vector<std::uint8_t> codes;
-};
-
-void write_fasta(const std::vector<Record>& records, const std::string& path) {
-  std::ofstream out(path);
-  const Alphabet alpha = Alphabet::protein();
-  for (const Record& r : records) {
-    out << '>' << r.defline << '\n';
-    for (std::size_t i = 0; i < r.codes.size(); ++i) {
-      out << alpha.symbol(r.codes[i]);
-      if (i % 60 == 59) out << '\n';
-    }
-    out << '\n';
-  }
-}
-
-std::vector<Record> read_fasta(const std::string& path, std::size_t max_records) {
-  std::vector<Record> out;
-  std::ifstream in(path);
-  std::string line;
-  const Alphabet alpha = Alphabet::protein();
-  while (std::getline(in, line)) {
-    if (!line.empty() && line[0] == '>') {
-      if (out.size() == max_records) break;
-      out.push_back({line.substr(1), {}});
-    } else if (!out.empty()) {
-      for (char c : line)
-        if (const auto code = alpha.code(c)) out.back().codes.push_back(*code);
-    }
-  }
-  return out;
-}
+using test::read_fasta;
+using test::Record;
+using test::write_fasta;
 
 // Random proteins with planted mutated copies of the queries (substitutions and short indels).
 void make_data(std::mt19937& rng, std::vector<Record>& queries, std::vector<Record>& subjects) {
@@ -126,7 +96,7 @@ TEST(EngineDeterminism, SameAsSingleThreadedSearchForAnyThreadsAndBatch) {
   make_data(rng, queries, subjects);
   test::TempDir dir("ws_engine");
   const std::string db = (dir.path() / "db.fa").string();
-  write_fasta(subjects, db);
+  write_fasta(subjects, db, 60);
 
   std::vector<Residues> subject_residues;
   for (const Record& r : subjects) subject_residues.emplace_back(r.codes);
@@ -178,7 +148,7 @@ TEST(EngineDeterminism, CompositionBasedStatsSameForAnyThreadsAndBatch) {
   make_data(rng, queries, subjects);
   test::TempDir dir("ws_engine_cbs");
   const std::string db = (dir.path() / "db.fa").string();
-  write_fasta(subjects, db);
+  write_fasta(subjects, db, 60);
   const DatabaseTotals totals = database_totals(db);
   const std::vector<BlastpQuery> qs = to_queries(queries);
   for (const int max_targets : {500, 4}) {
@@ -217,7 +187,7 @@ TEST(EnginePackedDb, SameResultsAsFasta) {
   make_data(rng, queries, subjects);
   test::TempDir dir("ws_engine_db");
   const std::string fasta = (dir.path() / "db.fa").string();
-  write_fasta(subjects, fasta);
+  write_fasta(subjects, fasta, 60);
   const std::string packed = (dir.path() / "packed").string();
   make_db(fasta, packed);
   const DatabaseTotals t_fasta = database_totals(fasta);
@@ -273,8 +243,8 @@ TEST(EngineBlastpDb, Outfmt6SameAsBlastpDb) {
   test::TempDir dir("ws_engine_blastdb");
   const std::string q_path = (dir.path() / "q.fa").string();
   const std::string db_path = (dir.path() / "db.fa").string();
-  write_fasta(queries, q_path);
-  write_fasta(db, db_path);
+  write_fasta(queries, q_path, 60);
+  write_fasta(db, db_path, 60);
   const std::string blast_db = (dir.path() / "blastdb").string();
   const std::string out_path = (dir.path() / "blastp.tsv").string();
   const std::string make =

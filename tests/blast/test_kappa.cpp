@@ -36,6 +36,7 @@
 #include "blast/search.hpp"
 #include "blast/tabular.hpp"
 #include "libblast.hpp"
+#include "protein_fasta.hpp"
 #include "temp_dir.hpp"
 #include "testdata.hpp"
 #include "warpsearch/alphabet.hpp"
@@ -229,40 +230,9 @@ TEST(KappaHeap, QueryBatchesCloseAt10000Residues) {
 // ---------------------------------------------------------------------------------------------------
 // End to end against blastp.
 
-struct Record {
-  std::string defline;
-  std::vector<std::uint8_t> codes;
-};
-
-std::vector<Record> read_fasta(const std::string& path, std::size_t skip, std::size_t max_records) {
-  std::vector<Record> out;
-  std::ifstream in(path);
-  std::string line;
-  const Alphabet alpha = Alphabet::protein();
-  std::size_t seen = 0;
-  bool take = false;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line[0] == '>') {
-      take = seen++ >= skip;
-      if (take && out.size() == max_records) break;
-      if (take) out.push_back({line.substr(1), {}});
-    } else if (take && !out.empty()) {
-      for (const char c : line)
-        if (const auto code = alpha.code(c)) out.back().codes.push_back(*code);
-    }
-  }
-  return out;
-}
-
-void write_fasta(const std::vector<Record>& records, const std::string& path) {
-  std::ofstream out(path);
-  const Alphabet alpha = Alphabet::protein();
-  for (const Record& r : records) {
-    out << '>' << r.defline << '\n';
-    for (const std::uint8_t c : r.codes) out << alpha.symbol(c);
-    out << '\n';
-  }
-}
+using test::read_fasta;
+using test::Record;
+using test::write_fasta;
 
 bool have_blastp() { return std::system("blastp -version > /dev/null 2>&1") == 0; }
 
@@ -406,7 +376,7 @@ BlastpOptions mode(int cbs) {
 TEST(KappaBlastp, Globins45AllAgainstAll) {
   WS_REQUIRE_TESTDATA("prot/globins45.fa");
   if (!have_blastp()) GTEST_SKIP() << "blastp not installed";
-  const auto globins = read_fasta((test::testdata_dir() / "prot/globins45.fa").string(), 0, 1000);
+  const auto globins = read_fasta((test::testdata_dir() / "prot/globins45.fa").string(), 1000);
   compare(globins, globins, "globins45, mode 2", mode(2), "-seg no");
   compare(globins, globins, "globins45, mode 1", mode(1), "-seg no");
 }
@@ -417,9 +387,9 @@ TEST(KappaBlastp, QueriesAgainstDb) {
   if (!have_blastp()) GTEST_SKIP() << "blastp not installed";
   const std::string qp = (test::testdata_dir() / "prot/mmseqs_QUERY500.fasta").string();
   const std::string dp = (test::testdata_dir() / "prot/mmseqs_DB20k.fasta").string();
-  const auto db = read_fasta(dp, 0, 2000);
-  compare(read_fasta(qp, 0, 25), db, "query500[0:25] vs DB20k[0:2000], mode 2", mode(2), "-seg no");
-  compare(read_fasta(qp, 30, 15), db, "query500[30:45] vs DB20k[0:2000], mode 1", mode(1), "-seg no");
+  const auto db = read_fasta(dp, 2000);
+  compare(read_fasta(qp, 25), db, "query500[0:25] vs DB20k[0:2000], mode 2", mode(2), "-seg no");
+  compare(read_fasta(qp, 15, 30), db, "query500[30:45] vs DB20k[0:2000], mode 1", mode(1), "-seg no");
 }
 
 TEST(KappaBlastp, Options) {
@@ -428,24 +398,24 @@ TEST(KappaBlastp, Options) {
   if (!have_blastp()) GTEST_SKIP() << "blastp not installed";
   const std::string qp = (test::testdata_dir() / "prot/mmseqs_QUERY500.fasta").string();
   const std::string dp = (test::testdata_dir() / "prot/mmseqs_DB20k.fasta").string();
-  const auto db = read_fasta(dp, 0, 2000);
+  const auto db = read_fasta(dp, 2000);
   // SEG: query 26 (E1CC35) has two near copies in DB20k[0:2000] whose near-identity (95.9 % with the masked
   // query) lies between the 2026 toolkit's threshold (0.95) and 2.12's (0.96): 2.12 SEG-masks the subjects.
   BlastpOptions seg = mode(2);
   seg.seg = true;
-  compare(read_fasta(qp, 20, 12), db, "query500[20:32] seg yes, mode 2", seg, "-seg yes");
+  compare(read_fasta(qp, 12, 20), db, "query500[20:32] seg yes, mode 2", seg, "-seg yes");
   BlastpOptions limits = mode(2);
   limits.max_target_seqs = 1;
   limits.max_hsps = 1;
-  compare(read_fasta(qp, 50, 15), db, "max_target_seqs 1 max_hsps 1, mode 2", limits,
+  compare(read_fasta(qp, 15, 50), db, "max_target_seqs 1 max_hsps 1, mode 2", limits,
           "-seg no -max_target_seqs 1 -max_hsps 1");
   BlastpOptions strict = mode(2);
   strict.evalue = 1e-5;
-  compare(read_fasta(qp, 70, 12), db, "evalue 1e-5, mode 2", strict, "-seg no -evalue 1e-5");
+  compare(read_fasta(qp, 12, 70), db, "evalue 1e-5, mode 2", strict, "-seg no -evalue 1e-5");
   BlastpOptions loose = mode(1);
   loose.evalue = 100;
-  compare(read_fasta(qp, 90, 3), db, "evalue 100, mode 1", loose, "-seg no -evalue 100");
-  compare(read_fasta(qp, 94, 6), db, "mode 3 (unconditional adjustment)", mode(3), "-seg no");
+  compare(read_fasta(qp, 3, 90), db, "evalue 100, mode 1", loose, "-seg no -evalue 100");
+  compare(read_fasta(qp, 6, 94), db, "mode 3 (unconditional adjustment)", mode(3), "-seg no");
 }
 
 // The ", Method: ..." of every HSP in blastp's pairwise report (-outfmt 0, same HSP order as -outfmt 6)
@@ -455,8 +425,8 @@ TEST(KappaBlastp, MethodsMatchPairwiseReport) {
   WS_REQUIRE_TESTDATA("prot/mmseqs_QUERY500.fasta");
   WS_REQUIRE_TESTDATA("prot/mmseqs_DB20k.fasta");
   if (!have_blastp()) GTEST_SKIP() << "blastp not installed";
-  const auto queries = read_fasta((test::testdata_dir() / "prot/mmseqs_QUERY500.fasta").string(), 0, 25);
-  const auto db = read_fasta((test::testdata_dir() / "prot/mmseqs_DB20k.fasta").string(), 0, 2000);
+  const auto queries = read_fasta((test::testdata_dir() / "prot/mmseqs_QUERY500.fasta").string(), 25);
+  const auto db = read_fasta((test::testdata_dir() / "prot/mmseqs_DB20k.fasta").string(), 2000);
   test::TempDir dir("ws_kappa_methods");
   const std::string s_path = (dir.path() / "s.fa").string();
   write_fasta(db, s_path);

@@ -30,6 +30,7 @@
 #include "blast/hsp.hpp"
 #include "blast/pairwise.hpp"
 #include "blast/search.hpp"
+#include "protein_fasta.hpp"
 #include "stats/blast_stats.hpp"
 #include "temp_dir.hpp"
 #include "testdata.hpp"
@@ -39,10 +40,9 @@
 namespace warpsearch::blast {
 namespace {
 
-struct Record {
-  std::string defline;
-  std::vector<std::uint8_t> codes;
-};
+using test::read_fasta;
+using test::Record;
+using test::write_fasta;
 
 std::vector<std::uint8_t> codes_of(std::string_view letters) {
   const Alphabet alpha = Alphabet::protein();
@@ -50,32 +50,6 @@ std::vector<std::uint8_t> codes_of(std::string_view letters) {
   for (char c : letters)
     if (const auto code = alpha.code(c)) out.push_back(*code);
   return out;
-}
-
-std::vector<Record> read_fasta(const std::string& path, std::size_t max_records) {
-  std::vector<Record> out;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line[0] == '>') {
-      if (out.size() == max_records) break;
-      out.push_back({line.substr(1), {}});
-    } else if (!out.empty()) {
-      const auto c = codes_of(line);
-      out.back().codes.insert(out.back().codes.end(), c.begin(), c.end());
-    }
-  }
-  return out;
-}
-
-void write_fasta(const std::vector<Record>& records, const std::string& path) {
-  std::ofstream out(path, std::ios::binary);
-  const Alphabet alpha = Alphabet::protein();
-  for (const Record& r : records) {
-    out << '>' << r.defline << '\n';
-    for (std::uint8_t c : r.codes) out << alpha.symbol(c);
-    out << '\n';
-  }
 }
 
 bool have_tool(const char* tool) {

@@ -4,13 +4,14 @@
 // word, and low-complexity ones that SEG masks), planted homologs, SEG off and on, real UniProt proteins.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "blast/scanner.hpp"
 #include "blast/search.hpp"
+#include "protein_fasta.hpp"
 #include "testdata.hpp"
 #include "warpsearch/alphabet.hpp"
 
@@ -111,18 +112,9 @@ TEST(GroupScanner, SameAsOneQueryAtATimeRandom) {
 
 TEST(GroupScanner, SameAsOneQueryAtATimeUniProt) {
   WS_REQUIRE_TESTDATA("prot/mmseqs_DB20k.fasta");
-  std::ifstream in((test::testdata_dir() / "prot/mmseqs_DB20k.fasta").string());
-  const Alphabet alpha = Alphabet::protein();
   std::vector<Seq> records;
-  std::string line;
-  while (std::getline(in, line) && records.size() < 400) {
-    if (!line.empty() && line[0] == '>') {
-      records.emplace_back();
-    } else if (!records.empty()) {
-      for (const char c : line)
-        if (const auto code = alpha.code(c)) records.back().push_back(*code);
-    }
-  }
+  for (test::Record& r : test::read_fasta((test::testdata_dir() / "prot/mmseqs_DB20k.fasta").string(), 400))
+    records.push_back(std::move(r.codes));
   const std::vector<Seq> queries(records.begin(), records.begin() + 10);
   const std::vector<Seq> subjects(records.begin() + 10, records.end());
   compare_group(queries, subjects, false);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "blast/tabular.hpp"
+#include "protein_fasta.hpp"
 #include "temp_dir.hpp"
 #include "testdata.hpp"
 #include "warpsearch/alphabet.hpp"
@@ -113,39 +114,9 @@ TEST(TabularFormat, NumberGridMatchesPrintfRules) {
 // ---------------------------------------------------------------------------------------------------------
 // blastp 2.12 oracles.
 
-struct Record {
-  std::string defline;
-  std::vector<std::uint8_t> codes;
-};
-
-std::vector<Record> read_fasta(const std::string& path, std::size_t max_records) {
-  std::vector<Record> out;
-  std::ifstream in(path);
-  std::string line;
-  const Alphabet alpha = Alphabet::protein();
-  while (std::getline(in, line)) {
-    if (!line.empty() && line[0] == '>') {
-      if (out.size() == max_records) break;
-      out.push_back({line.substr(1), {}});
-    } else if (!out.empty()) {
-      for (char c : line) {
-        const auto code = alpha.code(c);
-        if (code) out.back().codes.push_back(*code);
-      }
-    }
-  }
-  return out;
-}
-
-void write_fasta(const std::vector<Record>& records, const std::string& path) {
-  std::ofstream out(path);
-  const Alphabet alpha = Alphabet::protein();
-  for (const Record& r : records) {
-    out << '>' << r.defline << '\n';
-    for (std::uint8_t c : r.codes) out << alpha.symbol(c);
-    out << '\n';
-  }
-}
+using test::read_fasta;
+using test::Record;
+using test::write_fasta;
 
 bool have_blastp() { return std::system("blastp -version > /dev/null 2>&1") == 0; }
 
