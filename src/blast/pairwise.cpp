@@ -621,7 +621,12 @@ std::string PairwiseWriter::query(const PairwiseQuery& query,
     out += '\n';
   }
 
-  // Karlin blocks.
+  // Karlin blocks. A query without ungapped statistics (e.g. all X; blastp warns and searches nothing)
+  // gets two blank lines instead and a search space of 0, as blastp prints.
+  if (!(query.ungapped.lambda > 0)) {
+    out += "\n\nEffective search space used: 0\n\n\n";
+    return out;
+  }
   out += "Lambda      K        H        a         alpha\n";
   out += karlin_value(query.ungapped.lambda) + karlin_value(query.ungapped.K) +
          karlin_value(query.ungapped.H) + karlin_value(gumbel_.a_un) + karlin_value(gumbel_.alpha_un) +

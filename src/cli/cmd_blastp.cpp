@@ -471,8 +471,15 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
     const blast::BlastpRunResult result = blast::blastp_run(batch, target, totals, run);
     out.write(writer.batch(batch, result));
     queries += batch.size();
-    for (const blast::BlastpQueryResult& q : result.queries) {
-      for (const blast::SubjectHits& list : q.hits) hits += list.hsps.size();
+    for (std::size_t q = 0; q < result.queries.size(); ++q) {
+      for (const blast::SubjectHits& list : result.queries[q].hits) hits += list.hsps.size();
+      // blastp warns the same way and reports the query without hits.
+      if (!global.quiet && !(result.queries[q].setup.ungapped.lambda > 0))
+        fmt::print(
+            stderr,
+            "warpsearch: warning: query {} ({}): ungapped Karlin-Altschul parameters cannot be computed "
+            "(no residue with a positive expected score, e.g. all X); it is reported without hits\n",
+            queries + q + 1 - batch.size(), batch[q].defline);
     }
   }
   out.write(writer.footer(queries));

@@ -111,6 +111,11 @@ TEST_F(BlastpCli, SubjectModeSameAsBlastp) {
   // -max_target_seqs also sets how many subjects outfmt 0 lists and aligns.
   expect_same_as_blastp(all + " -outfmt 0 -max_target_seqs 3");
   expect_same_as_blastp(all + " -outfmt 6 -seg yes");
+  // A query without ungapped statistics (all X): no hits, its report without Karlin blocks, as blastp.
+  write_file(dir / "allx.fa", ">allx\nXXXXXXXXXXXXXXXX\n" + first_records(tdata("prot/globins45.fa"), 1));
+  const std::string allx = "-query " + shell_quote(dir / "allx.fa") + " -subject " + globins;
+  expect_same_as_blastp(allx + " -outfmt 0");
+  expect_same_as_blastp(allx + " -outfmt 7 -comp_based_stats 0");
   expect_same_as_blastp("-query " + q5 + " -subject " + db2k + " -comp_based_stats 0 -outfmt 6");
   expect_same_as_blastp("-query " + q5 + " -subject " + db2k + " -comp_based_stats 0 -outfmt 0");
 }
