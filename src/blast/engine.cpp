@@ -164,8 +164,7 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
   }
   const std::size_t groups = group_contexts.size();
 
-  const auto prelim_limit = static_cast<std::size_t>(
-      prelim_hitlist_size(search.max_target_seqs, search.comp_based_stats != 0, true));
+  const std::size_t prelim_limit = prelim_list_limit(search);
   std::vector<Selection> selections(nq);
   for (Selection& s : selections) s.limit = prelim_limit;
   // Residues and deflines of the subjects some selection holds (database id -> subject).

@@ -596,9 +596,10 @@ std::vector<RedoneQuery> finish_composition_redo(std::span<const RedoQueryInput>
     const RedoQueryInput& in = batch[q];
     for (std::size_t i = 0; i < in.prelim.size(); ++i) {
       const SubjectHits& list = in.prelim[i];
-      // BlastCompo_EarlyTermination over every query of the batch.
+      // BlastCompo_EarlyTermination over every query of the batch (not with exact_max_target_seqs, whose
+      // promise is the best max_target_seqs of all subjects).
       const double prelim_best = list.best_evalue();
-      bool terminate = true;
+      bool terminate = !options.exact_max_target_seqs;
       for (const CompoHeap& h : heaps) {
         if (!h.filled_to_cutoff() || prelim_best <= kEvalueStretch * h.ecutoff()) {
           terminate = false;

@@ -18,11 +18,12 @@
 //      thread: the result depends only on the query, the subject and the subject-set totals.
 //   3. finish_composition_redo over the query batch, once, sequentially: it walks each query's lists in
 //      BLAST's order and simulates Blast_RedoAlignmentCore's BlastCompo_Heap per query. A list that BLAST
-//      would skip (BlastCompo_EarlyTermination: every query's heap of the batch holds max_target_seqs
-//      matches with E <= 0.002 and the list's prelim best E-value > 5 x 0.002) has its redo result
-//      ignored (it need not have been computed: the callback is not called for it). Lists whose redone
-//      best E-value exceeds -evalue are dropped, the others enter the heap as BLAST inserts them; the
-//      heap's content then gives the final lists (select_hit_lists(max_target_seqs), -max_hsps applied).
+//      would skip (never with BlastpOptions::exact_max_target_seqs) (BlastCompo_EarlyTermination: every
+//      query's heap of the batch holds max_target_seqs matches with E <= 0.002 and the list's prelim best
+//      E-value > 5 x 0.002) has its redo result ignored (it need not have been computed: the callback is not
+//      called for it). Lists whose redone best E-value exceeds -evalue are dropped, the others enter the heap
+//      as BLAST inserts them; the heap's content then gives the final lists
+//      (select_hit_lists(max_target_seqs), -max_hsps applied).
 //   Query batches: BLAST runs the redo once per batch of concatenated queries, and BLAST's early
 //   termination needs the heaps of ALL queries of the batch filled, so it can only trigger in the batch's
 //   last query. Pass the queries that BLAST+ batches together (blastp_query_batches: blastp reads queries

@@ -543,8 +543,9 @@ std::vector<PrelimHsp> SubjectScanner::run(Residues subject, SearchCounts& count
 
 std::vector<PrelimHsp> preliminary_hsps(const QueryContext& context, Residues subject,
                                         const std::vector<UngappedHsp>& ungapped, SearchCounts& counts) {
-  std::vector<PrelimHsp> prelim = preliminary_stage(context.query(), subject, context.scoring(), ungapped,
-                                                    context.setup(), context.options(), context.calc(), counts);
+  std::vector<PrelimHsp> prelim =
+      preliminary_stage(context.query(), subject, context.scoring(), ungapped, context.setup(),
+                        context.options(), context.calc(), counts);
   counts.prelim_hsps += static_cast<std::int64_t>(prelim.size());
   return prelim;
 }
@@ -585,8 +586,7 @@ BlastpResult blastp_search(Residues query, std::span<const Residues> subjects, c
 
   // 5. Preliminary hit list.
   const bool cbs = options.comp_based_stats != 0;
-  select_hit_lists(prelim_lists,
-                   static_cast<std::size_t>(prelim_hitlist_size(options.max_target_seqs, cbs, true)));
+  select_hit_lists(prelim_lists, prelim_list_limit(options));
 
   if (cbs) {
     // 6-7 with composition-based statistics (kappa.hpp): the redo runs lazily, for the lists BLAST redoes.
@@ -616,6 +616,12 @@ BlastpResult blastp_search(Residues query, std::span<const Residues> subjects, c
   select_hit_lists(final_lists, static_cast<std::size_t>(options.max_target_seqs));
   result.hits = std::move(final_lists);
   return result;
+}
+
+std::size_t prelim_list_limit(const BlastpOptions& options) {
+  if (options.exact_max_target_seqs) return SIZE_MAX;
+  return static_cast<std::size_t>(
+      prelim_hitlist_size(options.max_target_seqs, options.comp_based_stats != 0, true));
 }
 
 int subject_set_min_length(std::span<const Residues> subjects) {

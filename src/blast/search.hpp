@@ -83,6 +83,10 @@ struct BlastpOptions {
   int threshold = 0;  // 0: blastp_default_threshold(matrix)
   bool seg = false;   // -seg yes (default parameters)
   int max_target_seqs = 500;
+  // false (blastp's rule): the preliminary stage keeps prelim_hitlist_size(max_target_seqs) subjects and
+  // the final list is the best max_target_seqs of those; true (-exact_max_target_seqs): no preliminary cut,
+  // so the final list is the best max_target_seqs by E-value (then score) of the whole database.
+  bool exact_max_target_seqs = false;
   int max_hsps = 0;  // 0: no limit
   int window = 0;    // two-hit window; 0: blastp_default_window(matrix)
   double xdrop_ungap_bits = 7;
@@ -217,6 +221,10 @@ std::vector<Hsp> traceback_subject(const QueryContext& context, Residues subject
 // gap-cost pair without BLAST+ gapped and Gumbel parameters or an invalid word size. A query for which
 // BLAST+ cannot compute ungapped statistics (e.g. all X) gives no hits.
 BlastpResult blastp_search(Residues query, std::span<const Residues> subjects, const BlastpOptions& options);
+
+// How many preliminary hit lists a query keeps: prelim_hitlist_size(max_target_seqs, comp_based_stats != 0),
+// or all of them (SIZE_MAX) with exact_max_target_seqs.
+std::size_t prelim_list_limit(const BlastpOptions& options);
 
 // The "minimum subject length" blastp -subject uses for the hit-saving cutoff: max(shortest subject,
 // BLAST_SEQSRC_MINLENGTH = 10) (observed; see stage 2 above). INT_MAX-floored to 10 for no subjects.

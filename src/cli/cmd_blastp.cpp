@@ -114,6 +114,7 @@ struct BlastpCliOptions {
   std::string comp_based_stats = "2";
   std::string seg = "no";
   int max_target_seqs = 500;
+  bool exact_max_target_seqs = false;
   int max_hsps = 0;
   double xdrop_ungap = 0;
   double xdrop_gap = 0;
@@ -419,6 +420,7 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   search.threshold = o.threshold_opt->count() > 0 ? static_cast<int>(o.threshold) : 0;
   search.seg = parse_seg(o.seg);
   search.max_target_seqs = o.max_target_seqs;
+  search.exact_max_target_seqs = o.exact_max_target_seqs;
   search.max_hsps = o.max_hsps_opt->count() > 0 ? o.max_hsps : 0;
   search.window = o.window_size_opt->count() > 0 ? o.window_size : 0;
   // BLAST+ keeps its default X-dropoffs for 0 (BLAST_FillInitialWordOptions / BLAST_FillExtensionOptions).
@@ -550,6 +552,11 @@ void register_blastp(CLI::App& app, const GlobalOptions& global) {
       restrict
           ->add_option("--max_target_seqs", o.max_target_seqs, "Maximum number of aligned sequences to keep")
           ->capture_default_str();
+  restrict->add_flag(
+      "--exact_max_target_seqs", o.exact_max_target_seqs,
+      "warpsearch only: keep the best -max_target_seqs subjects by E-value of the whole database "
+      "(blastp keeps the best of a preliminary list of about 2N; off by default for identical "
+      "output)");
   o.max_hsps_opt = restrict->add_option(
       "--max_hsps", o.max_hsps, "Set maximum number of HSPs per subject sequence to save for each query");
 

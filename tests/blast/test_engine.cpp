@@ -181,6 +181,37 @@ TEST(EngineDeterminism, CompositionBasedStatsSameForAnyThreadsAndBatch) {
   }
 }
 
+// -exact_max_target_seqs: no preliminary cut, so the N reported subjects are the best N by E-value (then
+// score, then BLAST's oid order) of all subjects: the first N lists of an unlimited run.
+TEST(EngineExactMaxTargetSeqs, BestNOfTheWholeDatabase) {
+  std::mt19937 rng(5150);
+  std::vector<Record> queries, subjects;
+  make_data(rng, queries, subjects);
+  test::TempDir dir("ws_engine_exact");
+  const std::string db = (dir.path() / "db.fa").string();
+  write_fasta(subjects, db, 60);
+  const DatabaseTotals totals = database_totals(db);
+  const std::vector<BlastpQuery> qs = to_queries(queries);
+  for (const int cbs : {0, 2}) {
+    BlastpRunOptions all;
+    all.threads = 2;
+    all.search.evalue = 100;
+    all.search.comp_based_stats = cbs;
+    all.search.max_target_seqs = 100000;
+    const BlastpRunResult unlimited = blastp_run(qs, db, totals, all);
+    BlastpRunOptions exact = all;
+    exact.search.max_target_seqs = 2;
+    exact.search.exact_max_target_seqs = true;
+    const BlastpRunResult best = blastp_run(qs, db, totals, exact);
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+      std::vector<SubjectHits> expected = unlimited.queries[q].hits;
+      ASSERT_GT(expected.size(), 2U);
+      expected.resize(2);
+      expect_same_hits(best.queries[q].hits, expected, fmt::format("cbs {} query {}", cbs, q));
+    }
+  }
+}
+
 TEST(EnginePackedDb, SameResultsAsFasta) {
   std::mt19937 rng(77);
   std::vector<Record> queries, subjects;
