@@ -2,6 +2,8 @@
 // selections per query, subjects kept while selected, traceback per (query, subject), final selection.
 #include "blast/engine.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <bit>
 #include <climits>
@@ -28,6 +30,12 @@ namespace {
 constexpr int kSeqSrcMinLength = 10;
 // Subjects per scan task: about this many residues (with one query group, the unit of work of a thread).
 constexpr std::size_t kTaskResidues = 1u << 18;
+// The longest subject: diagonal offsets (subject offset + running offset, cleared past INT32_MAX / 4) and
+// HSP coordinates are 32-bit, so a subject must stay well below 2^31 - INT32_MAX / 4 residues (the longest
+// known protein has about 36,000).
+constexpr std::size_t kMaxSubjectLength = std::size_t{1} << 30;
+// The longest query: its diagonal array (a power of two >= length + window, 8 bytes a slot) stays <= 256 MiB.
+constexpr std::size_t kMaxQueryLength = std::size_t{1} << 24;
 // Query groups (GroupScanner): up to this many query residues share one lookup table and subject pass.
 constexpr std::size_t kGroupResidues = 1u << 14;
 constexpr std::size_t kGroupDiagonals = 1u << 18;
@@ -124,6 +132,12 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
   search.db_num_seqs = totals.sequences;
   search.min_subject_length = totals.min_length;
 
+  for (std::size_t q = 0; q < nq; ++q)
+    if (queries[q].residues.size() > kMaxQueryLength)
+      throw Error(ErrorKind::kInput,
+                  fmt::format("query {} has {} residues; blastp handles at most {} per query",
+                              queries[q].defline.substr(0, queries[q].defline.find(' ')),
+                              queries[q].residues.size(), kMaxQueryLength));
   // Queries (stages 1-2): contexts built in parallel, errors (matrix / gap costs) rethrown here.
   std::vector<std::optional<QueryContext>> contexts(nq);
   pool.parallel_for(nq, 1, [&](std::size_t begin, std::size_t end) {
@@ -186,6 +200,11 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
         done = true;
         break;
       }
+      if (batch.back().length() > kMaxSubjectLength)
+        throw Error(ErrorKind::kInput,
+                    fmt::format("subject {} ({}) has {} residues; blastp handles at most {} per sequence",
+                                next_oid + 1, batch.back().name, batch.back().length(), kMaxSubjectLength),
+                    db_path, batch.back().line);
       residues += batch.back().length();
       ++next_oid;
     }

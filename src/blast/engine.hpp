@@ -87,7 +87,8 @@ struct BlastpRunResult {
 };
 
 // Searches every query against the database at db_path. Errors: as blastp_search (matrix / gap costs
-// without statistics: kUsage) and as SequenceSource (unreadable or malformed database: kIo / kFormat).
+// without statistics: kUsage), as SequenceSource (unreadable or malformed database: kIo / kFormat), and
+// kInput for a query longer than 2^24 residues or a subject longer than 2^30 (32-bit diagonal offsets).
 BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::string& db_path,
                            const DatabaseTotals& totals, const BlastpRunOptions& options);
 

@@ -26,6 +26,7 @@
 #include "testdata.hpp"
 #include "warpsearch/alphabet.hpp"
 #include "warpsearch/db.hpp"
+#include "warpsearch/error.hpp"
 #include "warpsearch/scoring.hpp"
 
 namespace warpsearch::blast {
@@ -209,6 +210,20 @@ TEST(EngineExactMaxTargetSeqs, BestNOfTheWholeDatabase) {
       expected.resize(2);
       expect_same_hits(best.queries[q].hits, expected, fmt::format("cbs {} query {}", cbs, q));
     }
+  }
+}
+
+TEST(EngineLimits, QueryLongerThanTheDiagonalLimitIsAnInputError) {
+  test::TempDir dir("ws_engine_limits");
+  const std::string db = (dir.path() / "db.fa").string();
+  write_fasta({{"s", std::vector<std::uint8_t>(50, 0)}}, db);
+  std::vector<BlastpQuery> qs{{"huge query", std::vector<std::uint8_t>((std::size_t{1} << 24) + 1, 0)}};
+  try {
+    blastp_run(qs, db, database_totals(db), BlastpRunOptions{});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInput);
+    EXPECT_NE(e.message().find("huge"), std::string::npos) << e.message();
   }
 }
 
