@@ -78,7 +78,7 @@ struct Entity {
   std::string_view name;
   std::uint32_t cp;
 };
-constexpr std::array kEntities{
+constexpr Entity kEntities[] = {
     Entity{"Tab", 9},       Entity{"NewLine", 10},  Entity{"excl", 33},      Entity{"quot", 34},
     Entity{"num", 35},      Entity{"dollar", 36},   Entity{"percnt", 37},    Entity{"amp", 38},
     Entity{"apos", 39},     Entity{"lpar", 40},     Entity{"rpar", 41},      Entity{"ast", 42},
