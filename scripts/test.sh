@@ -13,6 +13,15 @@ cd "$(dirname "$0")/.."
 
 preset=${WARPSEARCH_PRESET:-release}
 fuzz_seconds=${FUZZ_SECONDS:-30}
+# Builds a preset with its output kept in build/PRESET-build.log; on failure the end of that log (the
+# compiler's errors) is printed before exiting.
+quiet_build() {
+  if ! cmake --build --preset "$1" -j "$jobs" > "build/$1-build.log" 2>&1; then
+    tail -n 60 "build/$1-build.log"
+    echo "test.sh: the $1 build failed (log: build/$1-build.log)" >&2
+    exit 1
+  fi
+}
 sanitize=${SANITIZE:-1}
 jobs=$(nproc)
 
@@ -35,7 +44,7 @@ cmake --build "build/$preset-consumer" >/dev/null
 if ((fuzz_seconds > 0)); then
   echo "== fuzz (${fuzz_seconds} s per target)"
   cmake --preset fuzz >/dev/null
-  cmake --build --preset fuzz -j "$jobs" >/dev/null
+  quiet_build fuzz
   for fuzzer in "$PWD"/build/fuzz/fuzz/fuzz_*; do
     [[ -x $fuzzer ]] || continue
     name=$(basename "$fuzzer"); name=${name#fuzz_}
@@ -53,7 +62,7 @@ fi
 if ((sanitize)) && [[ $preset != asan ]]; then
   echo "== tests under ASan/UBSan"
   cmake --preset asan -DWARPSEARCH_WERROR=ON >/dev/null
-  cmake --build --preset asan -j "$jobs" >/dev/null
+  quiet_build asan
   if ! WARPSEARCH_REQUIRE_TESTDATA=1 ctest --preset asan -j "$jobs" > build/asan/ctest.log 2>&1; then
     tail -n 100 build/asan/ctest.log
     echo "test.sh: tests failed under ASan/UBSan (log: build/asan/ctest.log)" >&2
