@@ -1071,15 +1071,17 @@ BlastDb BlastDb::open(const std::string& name, BlastDbOptions options) {
         const std::string& t = volume(vol).title;
         if (!t.empty()) d.title += (d.title.empty() ? "" : "; ") + t;
       });
+  // Sums wrap modulo 2^64 as CSeqDB's Uint8 walkers do (sibling alias values may be anything: a signed
+  // sum could overflow).
   const auto sum_walk = [&](std::string_view key, auto from_volume) {
-    std::int64_t sum = 0;
+    std::uint64_t sum = 0;
     walk(
         root, key,
         [&](const std::string& value, const std::string& file) {
-          sum += parse_alias_integer(value, key, file);
+          sum += static_cast<std::uint64_t>(parse_alias_integer(value, key, file));
         },
-        [&](const std::string& vol) { sum += static_cast<std::int64_t>(from_volume(volume(vol))); });
-    return sum;
+        [&](const std::string& vol) { sum += static_cast<std::uint64_t>(from_volume(volume(vol))); });
+    return static_cast<std::int64_t>(sum);
   };
   const std::int64_t stats_len = sum_walk("STATS_TOTLEN", [](const BlastDbVolume&) { return 0; });
   const std::int64_t stats_nseq = sum_walk("STATS_NSEQ", [](const BlastDbVolume&) { return 0; });
