@@ -22,12 +22,14 @@
 #include <vector>
 
 #include "blast/gapped.hpp"
+#include "blastp_oracle.hpp"
 #include "stats/karlin.hpp"
 #include "temp_dir.hpp"
 #include "testdata.hpp"
 
 namespace warpsearch::blast {
 namespace {
+using test::have_blastp;
 
 using Seq = std::vector<std::uint8_t>;
 
@@ -413,8 +415,6 @@ Fasta read_fasta(const std::string& path, std::size_t max_records = static_cast<
   }
   return f;
 }
-
-bool have_blastp() { return std::system("blastp -version > /dev/null 2>&1") == 0; }
 
 struct BlastHsp {
   std::string q, s;

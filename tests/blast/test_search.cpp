@@ -28,6 +28,7 @@
 #include "blast/hsp.hpp"
 #include "blast/search.hpp"
 #include "blast/tabular.hpp"
+#include "blastp_oracle.hpp"
 #include "protein_fasta.hpp"
 #include "stats/blast_stats.hpp"
 #include "temp_dir.hpp"
@@ -37,36 +38,13 @@
 
 namespace warpsearch::blast {
 namespace {
+using test::have_blastp;
+using test::lines_of;
+using test::split_tabs;
 
 using test::read_fasta;
 using test::Record;
 using test::write_fasta;
-
-bool have_blastp() { return std::system("blastp -version > /dev/null 2>&1") == 0; }
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line))
-    if (!line.empty()) out.push_back(line);
-  return out;
-}
-
-std::vector<std::string> split_tabs(const std::string& line) {
-  std::vector<std::string> parts;
-  std::string cur;
-  for (char c : line) {
-    if (c == '\t') {
-      parts.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  parts.push_back(cur);
-  return parts;
-}
 
 constexpr const char* kSpec = "6 std score btop";
 

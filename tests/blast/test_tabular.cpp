@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "blast/tabular.hpp"
+#include "blastp_oracle.hpp"
 #include "protein_fasta.hpp"
 #include "temp_dir.hpp"
 #include "testdata.hpp"
@@ -26,6 +27,7 @@
 
 namespace warpsearch::blast {
 namespace {
+using test::have_blastp;
 
 TEST(TabularFormat, ParsesSpecs) {
   const TabularFormat def = parse_tabular_format("6");
@@ -117,8 +119,6 @@ TEST(TabularFormat, NumberGridMatchesPrintfRules) {
 using test::read_fasta;
 using test::Record;
 using test::write_fasta;
-
-bool have_blastp() { return std::system("blastp -version > /dev/null 2>&1") == 0; }
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);

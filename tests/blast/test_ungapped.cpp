@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "blast/ungapped.hpp"
+#include "blastp_oracle.hpp"
 #include "stats/blast_stats.hpp"
 #include "stats/karlin.hpp"
 #include "temp_dir.hpp"
@@ -37,6 +38,7 @@
 
 namespace warpsearch::blast {
 namespace {
+using test::have_blastp;
 
 std::vector<std::uint8_t> codes(const std::string& letters) {
   std::vector<std::uint8_t> out;
@@ -537,8 +539,6 @@ TEST(UngappedRandom, MatchesBruteForceRules) {
 
 // ---------------------------------------------------------------------------------------------------
 // Against blastp 2.12.
-
-bool have_blastp() { return std::system("command -v blastp >/dev/null 2>&1") == 0; }
 
 std::string run_output(const std::string& command) {
   std::string out;
