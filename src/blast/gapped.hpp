@@ -3,7 +3,8 @@
 // Contents:
 //   GappedParams / XDropoffs / blastp_xdropoffs   gap costs and X-drop limits in raw score units, with the
 //                        bits -> raw conversion of BLAST_ExtensionParametersNew (15 and 25 bits by default).
-//   SeedPoint, gapped_start, traceback_offsets    where a gapped extension starts: the middle of the best
+//   SeedPoint, HalfExtension, GappedScore   (xdrop.hpp) the result records
+//   gapped_start, traceback_offsets    where a gapped extension starts: the middle of the best
 //                        11-residue window of an ungapped HSP (BlastGetStartForGappedAlignment), and the
 //                        variant the traceback stage uses for HSPs without a start (BlastGetOffsets...).
 //   semi_gapped_extend   one half of the score-only X-drop extension (Blast_SemiGappedAlign, or
@@ -14,6 +15,9 @@
 //                        edit script, ends and score, leading/trailing gaps pruned as BLAST does; also over
 //                        an IntScoreTable (32-bit scores: the composition redo's matrix at scale 32).
 //   btop, script_score   BLAST's BTOP string of an alignment, and a plain rescoring of an edit script.
+//
+// The DP itself (score-only, restricted and traceback variants, one implementation) is xdrop.hpp's
+// header-only __host__ __device__ code, which the GPU kernels run too.
 //
 // Conventions: sequences are digital protein codes (alphabet.hpp) scored with ScoringMatrix::score();
 // coordinates are 0-based, ends exclusive. A gap of length k costs open + k * extend (BLAST's convention).
@@ -39,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "blast/xdrop.hpp"
 #include "warpsearch/alphabet.hpp"
 #include "warpsearch/scoring.hpp"
 
@@ -67,13 +72,6 @@ struct XDropoffs {
 std::optional<XDropoffs> blastp_xdropoffs(const ScoringMatrix& matrix, GapCosts gaps,
                                           double preliminary_bits = 15, double final_bits = 25);
 
-// A gapped extension's start: query and subject offsets of a residue pair (on one diagonal of the HSP).
-struct SeedPoint {
-  int q = 0;
-  int s = 0;
-  friend bool operator==(const SeedPoint&, const SeedPoint&) = default;
-};
-
 // BlastGetStartForGappedAlignment for the ungapped HSP query[q_start, q_start + length) ~
 // subject[s_start, s_start + length): for length <= 11 the middle pair (offset length / 2); otherwise the
 // window of 11 pairs with the highest score (the first one on ties, windows scanned left to right) gives
@@ -89,13 +87,6 @@ SeedPoint gapped_start(Residues query, Residues subject, const ScoringMatrix& ma
 std::optional<SeedPoint> traceback_offsets(Residues query, Residues subject, const ScoringMatrix& matrix,
                                            int q_start, int q_end, int s_start, int s_end);
 
-// One half of a gapped extension: the best cell's score and how many residues of each sequence it uses.
-struct HalfExtension {
-  int score = 0;
-  int a_length = 0;
-  int b_length = 0;
-};
-
 // Score-only half extension of a against b. Forward: consumes a[0], a[1], ... and b[0], b[1], ...;
 // reverse: consumes a[size-1], a[size-2], ... and b likewise. restricted selects BLAST's approximate
 // s_RestrictedGappedAlign (gaps may open only in rows / columns that are multiples of 10; blastp uses it
@@ -106,13 +97,8 @@ HalfExtension semi_gapped_extend(Residues a, Residues b, bool reverse, const Sco
 
 // Preliminary (score-only) gapped alignment of s_BlastProtGappedAlignment from a seed: the reverse half
 // covers query[0, seed.q] ~ subject[.., seed.s] (seed pair included), the forward half what follows.
-// For a subject of >= 90000 residues the subject range is cut as AdjustSubjectRange does.
-struct GappedScore {
-  int score = 0;
-  int q_start = 0, q_end = 0;  // query range [q_start, q_end)
-  int s_start = 0, s_end = 0;  // subject range
-  friend bool operator==(const GappedScore&, const GappedScore&) = default;
-};
+// For a subject of >= 90000 residues the subject range is cut as AdjustSubjectRange does. The work is
+// preliminary_gapped_alignment_raw's (xdrop.hpp, shared with the GPU kernels).
 GappedScore preliminary_gapped_alignment(Residues query, Residues subject, const ScoringMatrix& matrix,
                                          const GappedParams& params, SeedPoint seed, bool restricted = false);
 

@@ -14,6 +14,7 @@
 #include "blast/composition.hpp"
 #include "blast/kappa.hpp"
 #include "blast/lookup.hpp"
+#include "blast/prelim_screen.hpp"
 #include "blast/ungapped.hpp"
 #include "stats/blast_stats.hpp"
 #include "warpsearch/alphabet.hpp"
@@ -23,8 +24,6 @@ namespace warpsearch::blast {
 
 namespace {
 
-constexpr double kRestrictedMult = 0.68;         // BLAST_GetGappedScore's kRestrictedMult
-constexpr double kRestrictedWorstEvalue = 10.0;  // RESTRICTED_ALIGNMENT_WORST_EVALUE
 // BLAST_SEQSRC_MINLENGTH (blast_seqsrc.h), the floor of the "minimum subject length" blastp -subject uses
 // for its hit-saving cutoff. Observed with blastp 2.12: outputs match n = max(shortest length, 10) exactly;
 // n = 7 (the true shortest of the DB20k test set) and n = 10 for the globins (shortest > 10) both differ.
@@ -294,17 +293,31 @@ std::vector<MaskRun> to_mask_runs(const std::vector<Interval>& intervals) {
   return runs;
 }
 
+// The preliminary stage's raw parameters (prelim_screen.hpp's screen_params).
+ScreenParams stage_params(const BlastpSetup& setup, const BlastpOptions& options) {
+  ScreenParams p{};
+  p.cutoff = setup.cutoff_score;
+  p.restricted_cutoff = static_cast<int>(kRestrictedMult * p.cutoff);
+  p.restricted_allowed = options.evalue <= kRestrictedWorstEvalue;
+  p.gap_open = options.gaps.open;
+  p.gap_extend = options.gaps.extend;
+  p.x_dropoff = setup.gapped_x_dropoffs.preliminary;
+  return p;
+}
+
 // Preliminary gapped stage for one subject (BLAST_GetGappedScore + the engine's purge / sort / E-value
-// reap). `ungapped` sorted by sort_ungapped_hsps.
+// reap). `ungapped` sorted by sort_ungapped_hsps. Until an extension reaches the cutoff this is exactly
+// screen_preliminary's loop (prelim_screen.hpp), with the same rules (starts_restricted,
+// restricted_inconclusive) and extension code (gapped_start / preliminary_gapped_alignment are the span
+// forms of xdrop.hpp's raw functions).
 std::vector<PrelimHsp> preliminary_stage(Residues query, Residues subject, const ScoringMatrix& scoring,
                                          const std::vector<UngappedHsp>& ungapped, const BlastpSetup& setup,
                                          const BlastpOptions& options, const EvalueCalculator& calc,
                                          SearchCounts& counts) {
-  const int cutoff = setup.cutoff_score;
-  const int restricted_cutoff = static_cast<int>(kRestrictedMult * cutoff);
-  const GappedParams params{options.gaps.open, options.gaps.extend, setup.gapped_x_dropoffs.preliminary};
-  bool restricted = options.evalue <= kRestrictedWorstEvalue && !ungapped.empty() &&
-                    ungapped.front().score < restricted_cutoff;
+  const ScreenParams sp = stage_params(setup, options);
+  const int cutoff = sp.cutoff;
+  const GappedParams params{sp.gap_open, sp.gap_extend, sp.x_dropoff};
+  bool restricted = starts_restricted(sp, ungapped.data(), static_cast<int>(ungapped.size()));
   std::vector<PrelimHsp> found;
   HspTree tree(static_cast<int>(query.size()), static_cast<int>(subject.size()));
   for (std::size_t i = 0; i < ungapped.size(); ++i) {
@@ -313,7 +326,7 @@ std::vector<PrelimHsp> preliminary_stage(Residues query, Residues subject, const
     ++counts.gapped_extensions;
     const SeedPoint seed = gapped_start(query, subject, scoring, u.query_start, u.subject_start, u.length());
     const GappedScore g = preliminary_gapped_alignment(query, subject, scoring, params, seed, restricted);
-    if (restricted && g.score < cutoff && g.score >= restricted_cutoff) {
+    if (restricted_inconclusive(sp, restricted, g.score)) {
       // Inconclusive approximate score: BLAST discards this subject's HSPs and restarts exactly.
       ++counts.redone_subjects;
       restricted = false;
@@ -399,6 +412,10 @@ std::vector<Hsp> traceback_stage(Residues query, Residues subject, const Scoring
 }
 
 }  // namespace
+
+ScreenParams screen_params(const QueryContext& context) {
+  return stage_params(context.setup(), context.options());
+}
 
 ScoringMatrix blast_scoring_matrix(const ScoringMatrix& matrix) {
   const ScoreTable t = blast_score_table(matrix);

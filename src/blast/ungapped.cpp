@@ -1,8 +1,8 @@
 // ungapped.cpp: blastp's two-hit seeding and ungapped X-drop extension (ungapped.hpp has the rules).
 //
-// Contents: the bit -> raw conversions (blast_parameters.c), extend_left / extend_right
-// (s_BlastAaExtendLeft / Right), extend_two_hit (s_BlastAaExtendTwoHit), TwoHitFinder's diagonal table
-// (blast_extend.c) and extension bookkeeping (s_BlastAaWordFinder_TwoHit), sort_ungapped_hsps.
+// Contents: the bit -> raw conversions (blast_parameters.c), extend_two_hit (the span form of
+// two_hit.hpp's extend_two_hit_raw, s_BlastAaExtendTwoHit), TwoHitFinder's diagonal table (blast_extend.c)
+// and extension bookkeeping (s_BlastAaWordFinder_TwoHit), sort_ungapped_hsps.
 #include "blast/ungapped.hpp"
 
 #include <algorithm>
@@ -19,52 +19,6 @@ namespace {
 
 // BLAST+'s NCBIMATH_LN2 is ln 2 to more digits than a double holds: the same double.
 constexpr double kLn2 = std::numbers::ln2;
-
-struct Extent {
-  int score = 0;
-  std::int32_t length = 0;
-  std::int32_t last = 0;  // right extension: offset (relative to its start) where it stopped
-};
-
-// Left extension ending at (s_off, q_off) inclusive and going left; `best` is the score to beat (the
-// extension has length 0 unless the running score exceeds it). Stops after the position where
-// best - sum >= x_dropoff, or at the first letter of either sequence. s_off or q_off may be -1 (empty).
-Extent extend_left(const std::uint8_t* q, const std::uint8_t* s, std::int32_t q_off, std::int32_t s_off,
-                   const std::int8_t* table, int x_dropoff, int best) {
-  const std::int32_t n = std::min(s_off, q_off);  // positions s_off .. s_off - n
-  int sum = best;
-  std::int32_t best_i = n + 1;  // index (from s_off - n) of the leftmost position of the best extension
-  for (std::int32_t i = n; i >= 0; --i) {
-    sum += table[q[q_off - n + i] * kMaxCodes + s[s_off - n + i]];
-    if (sum > best) {
-      best = sum;
-      best_i = i;
-    }
-    if (best - sum >= x_dropoff) break;
-  }
-  return {best, n - best_i + 1, 0};
-}
-
-// Right extension starting at (s_off, q_off) with running score `best` (the left part's score). Stops
-// after the position where sum <= 0 or best - sum >= x_dropoff, or at the end of either sequence;
-// `last` is the relative offset of that stopping position (n when it ran out).
-Extent extend_right(const std::uint8_t* q, const std::uint8_t* s, std::int32_t q_len, std::int32_t s_len,
-                    std::int32_t q_off, std::int32_t s_off, const std::int8_t* table, int x_dropoff,
-                    int best) {
-  const std::int32_t n = std::min(s_len - s_off, q_len - q_off);
-  int sum = best;
-  std::int32_t best_i = -1;
-  std::int32_t i = 0;
-  for (; i < n; ++i) {
-    sum += table[q[q_off + i] * kMaxCodes + s[s_off + i]];
-    if (sum > best) {
-      best = sum;
-      best_i = i;
-    }
-    if (sum <= 0 || best - sum >= x_dropoff) break;
-  }
-  return {best, best_i + 1, i};
-}
 
 }  // namespace
 
@@ -112,40 +66,9 @@ UngappedParams blastp_ungapped_params(const stats::KarlinParams& ungapped, bool 
 TwoHitExtension extend_two_hit(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
                                const std::int8_t* table, std::int32_t s_first_end, std::int32_t s_second,
                                std::int32_t q_second, int x_dropoff, int word_size) {
-  const std::uint8_t* q = query.data();
-  const std::uint8_t* s = subject.data();
-  // 1. The best-scoring prefix of the second word (strictly better only: the shortest among ties).
-  int sum = 0;
-  int best = 0;
-  std::int32_t shift = 0;
-  for (int i = 0; i < word_size; ++i) {
-    sum += table[q[q_second + i] * kMaxCodes + s[s_second + i]];
-    if (sum > best) {
-      best = sum;
-      shift = i + 1;
-    }
-  }
-  const std::int32_t q_point = q_second + shift;
-  const std::int32_t s_point = s_second + shift;
-
-  TwoHitExtension r;
-  r.subject_last = s_point;
-  // 2. Left from one before the point, from 0.
-  const Extent left = extend_left(q, s, q_point - 1, s_point - 1, table, x_dropoff, 0);
-  Extent right;
-  // 3. Right only if the left part covers the gap back to the first word's end.
-  if (left.length >= s_point - s_first_end) {
-    r.right_extended = true;
-    right =
-        extend_right(q, s, static_cast<std::int32_t>(query.size()), static_cast<std::int32_t>(subject.size()),
-                     q_point, s_point, table, x_dropoff, left.score);
-    r.subject_last = s_point + right.last;
-  }
-  r.query_start = q_point - left.length;
-  r.subject_start = s_point - left.length;
-  r.length = left.length + right.length;
-  r.score = std::max(left.score, right.score);
-  return r;
+  return extend_two_hit_raw(query.data(), static_cast<std::int32_t>(query.size()), subject.data(),
+                            static_cast<std::int32_t>(subject.size()), table, s_first_end, s_second, q_second,
+                            x_dropoff, word_size);
 }
 
 TwoHitFinder::TwoHitFinder(std::span<const std::uint8_t> query, const ScoringMatrix& matrix,
@@ -190,8 +113,9 @@ UngappedCounts TwoHitFinder::end_subject() {
 void TwoHitFinder::extend(Diag& d, std::int32_t query_offset, std::int32_t subject_offset,
                           std::int32_t first_hit) {
   const TwoHitExtension e =
-      extend_two_hit(query_, subject_, table_, first_hit + params_.word_size, subject_offset, query_offset,
-                     params_.x_dropoff, params_.word_size);
+      extend_two_hit_raw(query_.data(), static_cast<std::int32_t>(query_.size()), subject_.data(),
+                         static_cast<std::int32_t>(subject_.size()), table_, first_hit + params_.word_size,
+                         subject_offset, query_offset, params_.x_dropoff, params_.word_size);
   ++counts_.extended;
   if (e.score >= params_.cutoff_score) {
     ++counts_.saved;

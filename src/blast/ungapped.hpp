@@ -7,9 +7,9 @@
 //   UngappedParams       the raw parameters of the stage: word size, window, X-drop, cutoff score
 //   ungapped_x_dropoff / gap_trigger_score / evalue_cutoff_score / blastp_ungapped_params
 //                        BLAST+'s conversions from bits (or an E-value) to raw scores
-//   UngappedHsp          an ungapped HSP reaching the cutoff (BLAST+'s BlastInitHSP + BlastUngappedData)
-//   TwoHitExtension / extend_two_hit
-//                        one two-hit extension (s_BlastAaExtendTwoHit), exposed for tests and reuse
+//   UngappedHsp, TwoHitExtension   (two_hit.hpp) an ungapped HSP reaching the cutoff; one extension's result
+//   extend_two_hit       one two-hit extension (s_BlastAaExtendTwoHit) over spans: extend_two_hit_raw
+//                        (two_hit.hpp, shared with the GPU kernels) does the work
 //   TwoHitFinder         the diagonal table plus the per-hit two-hit rule, one subject at a time
 //   sort_ungapped_hsps   BLAST+'s order of the saved HSPs (Blast_InitHitListSortByScore)
 //
@@ -37,6 +37,7 @@
 #include <span>
 #include <vector>
 
+#include "blast/two_hit.hpp"
 #include "stats/karlin.hpp"
 #include "warpsearch/scoring.hpp"
 
@@ -92,44 +93,9 @@ UngappedParams blastp_ungapped_params(const stats::KarlinParams& ungapped, bool 
                                       double x_dropoff_bits = kUngappedXDropoffBits,
                                       double gap_trigger_bits = kGapTriggerBits);
 
-// A saved ungapped HSP. hit_query_offset / hit_subject_offset are the second word hit's offsets
-// (BLAST+'s init HSP offsets, the seed the gapped stage starts from when the HSP is short).
-struct UngappedHsp {
-  int score = 0;
-  std::int32_t query_start = 0;
-  std::int32_t query_end = 0;  // exclusive
-  std::int32_t subject_start = 0;
-  std::int32_t subject_end = 0;  // exclusive
-  std::int32_t hit_query_offset = 0;
-  std::int32_t hit_subject_offset = 0;
-  std::int32_t length() const { return query_end - query_start; }
-  friend constexpr bool operator==(const UngappedHsp&, const UngappedHsp&) = default;
-};
-
-// Result of one two-hit extension (s_BlastAaExtendTwoHit).
-struct TwoHitExtension {
-  int score = 0;  // max(left score, right score); 0 if nothing scored positive
-  std::int32_t query_start = 0;
-  std::int32_t subject_start = 0;
-  std::int32_t length = 0;
-  bool right_extended = false;    // the left part reached the first word, so the right extension ran
-  std::int32_t subject_last = 0;  // s_last_off: the rightmost subject offset examined (see below)
-};
-
-// The two-hit extension: `table` is the 32 x 32 score table (ScoringMatrix::row(0)), query/subject hold
-// codes < 32. The second hit is the word at (q_second, s_second); s_first_end is the subject offset just
-// past the first hit's word (first hit offset + word_size), <= s_second.
-//  1. Within the second word, the prefix with the best positive score sets the start point p = one past
-//     its end (p = s_second if no prefix scores > 0; ties keep the shortest prefix).
-//  2. Left extension over p - 1, p - 2, ... down to the first letter of either sequence: running sum
-//     from 0, best = max running sum (strictly greater updates, so ties keep the shorter extension);
-//     stops after the position where best - sum >= x_dropoff.
-//  3. If the left part reaches the first word (its length >= p - s_first_end), the right extension
-//     runs from p on, starting from the left score: it stops after the position where the running sum
-//     <= 0 or best - sum >= x_dropoff, or at either sequence end. subject_last is the subject offset of
-//     the position where it stopped (the one that triggered the stop), or the sequence end (one past the
-//     last position) when it ran out; without a right extension subject_last = p.
-//  4. HSP = [p - left length, p + right length), score = max(left score, right score).
+// The two-hit extension over spans (extend_two_hit_raw in two_hit.hpp, which documents the rules; one
+// implementation for the CPU and the GPU): `table` is the 32 x 32 score table (ScoringMatrix::row(0)),
+// query/subject hold codes < 32.
 TwoHitExtension extend_two_hit(std::span<const std::uint8_t> query, std::span<const std::uint8_t> subject,
                                const std::int8_t* table, std::int32_t s_first_end, std::int32_t s_second,
                                std::int32_t q_second, int x_dropoff, int word_size);
