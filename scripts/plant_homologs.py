@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """plant_homologs.py: a deterministic protein search database with planted homologs of known identity, for
-`warpsearch blastp` tests and benchmarks (issue 6). Python 3 standard library only; normally run through
-scripts/make_blastp_data.sh, which finds the test data.
+`warpsearch blastp` tests and benchmarks (issues 6 and 7). Python 3 standard library only; normally run
+through scripts/make_blastp_data.sh, which finds the test data.
 
-    scripts/plant_homologs.py --db DB.fasta --queries QUERIES.fasta --out-dir DIR [--preset small|bench|big]
-                              [options below override the preset]
+    scripts/plant_homologs.py --db DB.fasta --queries QUERIES.fasta [--queries MORE.fasta ...] --out-dir DIR
+                              [--preset small|bench|big|huge] [options below override the preset]
 
 Writes into DIR (existing files of the same names are replaced):
 
@@ -13,15 +13,22 @@ Writes into DIR (existing files of the same names are replaced):
   queries.fa  the queries that have planted homologs, headers and residues as in QUERIES, in its order
   truth.tsv   one line per planted homolog (columns below), after '#' comment lines with the settings
 
+QUERIES: the records of every --queries file, concatenated in the order given (one file normally; the
+huge preset is given two query sets, each kept as its own file by make_blastp_data.sh). Query ids (the
+header's first word) should be distinct across the files: truth.tsv and the benchmark's recall use them.
+
 Background: every selected DB record shuffled (a uniform random permutation of its residues: the length and
 the composition of each protein are kept, its order is destroyed, so no background record is a true
 homolog of anything). Record j of copy c is named bg<c>_<jjjjj> (j = its 0-based index in DB), with the
 description "shuffled <original id>". Copy 0 holds --background records (a random sample of DB kept in DB
 order, or all of DB); more copies, each shuffled afresh, are added until the background holds at least
---min-residues residues.
+--min-residues residues, or --copies copies in all when that is given. The copies are shuffled by --jobs
+worker processes (multiprocessing; each copy has its own random stream, the parent writes them in copy
+order), so the output does not depend on --jobs.
 
 Planted homologs: --n-queries queries are drawn from QUERIES (lengths in [--min-query-length,
---max-query-length], at least 90 % standard residues). For every chosen query, identity level and
+--max-query-length], at least 90 % standard residues), or, with --n-queries all, every query of QUERIES
+is used (no length or residue filter). For every chosen query, identity level and
 1..--per-level, one homolog: a random region of the query (up to --trim of its length cut at each end),
 mutated, between two random flanks of 0..--flank-max residues drawn from background frequencies. Mutation:
   - indel events: round(n * indel_rate * 2 * (1 - identity)) of them for a region of n residues (default
@@ -36,6 +43,13 @@ mutated, between two random flanks of 0..--flank-max residues drawn from backgro
 Homolog names: pl_<qqq>_<II>_<k> (qqq = the query's 0-based index in QUERIES, II = identity percent, k =
 1..per-level), description "planted homolog of <query id>, identity <II>%".
 
+Presets (records and residues with the mmseqs2 example files, seed 6):
+  small  20 drawn queries, 1,800 sampled DB records, 1 copy: 1,900 records, 0.86 M residues (CI tests)
+  bench  100 drawn queries, all 20,000 DB records, 1 copy: 20,500 records, 9.29 M residues
+  big    as bench, copies up to >= 1e8 residues (12): 240,500 records, 108.9 M residues
+  huge   all queries (--n-queries all), all DB records, 50 copies: 1,000,000 background records + 5 per
+         query (make_blastp_data.sh: 23 queries, 1,000,115 records, about 453 M residues)
+
 truth.tsv columns: plant_id, query_id, query_index, identity (the level), pident (100 * identical columns /
 alignment columns of the planted alignment, gaps included, as BLAST's pident), query_start, query_end
 (1-based inclusive: the query region used), plant_start, plant_end (1-based inclusive: where the mutated
@@ -45,13 +59,14 @@ region lies in the planted sequence), plant_length, substituted, inserted, delet
 Determinism: every random choice comes from random.Random seeded with an integer derived from --seed and a
 stream number (background sample, query choice, placement, each background copy, each homolog), and only
 Random.random() is used: the one method whose sequence Python guarantees across versions. The same inputs
-and options give byte-identical outputs on any Python 3.
+and options give byte-identical outputs on any Python 3, for any --jobs.
 """
 
 import argparse
 import bisect
 import gzip
 import math
+import multiprocessing
 import os
 import random
 import sys
@@ -96,6 +111,9 @@ PRESETS = {
     "bench": dict(n_queries=100, background=0, min_residues=0),
     # As bench, with background copies up to >= 100 M residues: thread-scaling runs.
     "big": dict(n_queries=100, background=0, min_residues=100_000_000),
+    # Every query given, 50 copies of the whole DB (1,000,000 background records, ~453 M residues): the
+    # >= 1e6-sequence GPU benchmark (issue 7).
+    "huge": dict(n_queries="all", background=0, min_residues=0, copies=50),
 }
 
 # Random stream numbers (seed_for(seed, stream)).
@@ -194,10 +212,44 @@ def read_fasta(path):
     return records
 
 
+def format_record(name, sequence):
+    """One FASTA record: '>' name, then the sequence in lines of 60 (none for an empty sequence)."""
+    return "".join([">", name, "\n"] + [sequence[i:i + 60] + "\n" for i in range(0, len(sequence), 60)])
+
+
 def write_record(out, name, sequence):
-    out.write(">" + name + "\n")
-    for i in range(0, len(sequence), 60):
-        out.write(sequence[i:i + 60] + "\n")
+    out.write(format_record(name, sequence))
+
+
+# The background of one worker process: (DB records, chosen indices, seed), set by init_background.
+_BACKGROUND = None
+
+
+def init_background(db, chosen, seed):
+    global _BACKGROUND
+    _BACKGROUND = (db, chosen, seed)
+
+
+def background_copy(c):
+    """The FASTA text of background copy c, one string per record (chosen order); its own random stream."""
+    db, chosen, seed = _BACKGROUND
+    rng = Rng(seed_for(seed, STREAM_COPY + c))
+    texts = []
+    for j in chosen:
+        header, seq = db[j]
+        letters = list(seq)
+        rng.shuffle(letters)
+        words = header.split()
+        original = words[0] if words else f"record{j}"
+        texts.append(format_record(f"bg{c}_{j:05d} shuffled {original}", "".join(letters)))
+    return texts
+
+
+def default_jobs():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
 
 
 def random_residues(rng, n):
@@ -261,17 +313,24 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", required=True, help="source proteins of the background (FASTA, plain or gzip)")
-    parser.add_argument("--queries", required=True, help="queries to plant homologs of (FASTA)")
+    parser.add_argument("--queries", required=True, action="append",
+                        help="queries to plant homologs of (FASTA); repeat for more files (concatenated)")
     parser.add_argument("--out-dir", required=True)
     parser.add_argument("--preset", choices=sorted(PRESETS), default="small")
     parser.add_argument("--seed", type=int, default=6)
-    parser.add_argument("--n-queries", type=int, help="queries with homologs (preset: small 20, bench/big 100)")
+    parser.add_argument("--n-queries",
+                        help="queries with homologs: a number drawn at random, or all (preset: small 20, "
+                             "bench/big 100, huge all)")
     parser.add_argument("--identities", default="90,60,40,30,25", help="identity levels in percent")
     parser.add_argument("--per-level", type=int, default=1, help="homologs per query and identity level")
     parser.add_argument("--background", type=int,
                         help="records of DB in the background (0: all; preset: small 1800, else all)")
     parser.add_argument("--min-residues", type=float,
                         help="add background copies up to this many residues (preset: big 1e8, else 0)")
+    parser.add_argument("--copies", type=int,
+                        help="background copies (overrides --min-residues; preset: huge 50, else unset)")
+    parser.add_argument("--jobs", type=int, default=default_jobs(),
+                        help="worker processes shuffling the copies [usable CPUs]; no effect on the output")
     parser.add_argument("--indel-rate", type=float, default=0.01)
     parser.add_argument("--flank-max", type=int, default=100)
     parser.add_argument("--trim", type=float, default=0.1, help="max fraction cut at each end of the query")
@@ -280,14 +339,23 @@ def main():
     args = parser.parse_args()
     preset = PRESETS[args.preset]
     n_queries = preset["n_queries"] if args.n_queries is None else args.n_queries
+    if n_queries != "all":
+        try:
+            n_queries = int(n_queries)
+        except ValueError:
+            parser.error(f"--n-queries {n_queries}: expected a number or all")
     n_background = preset["background"] if args.background is None else args.background
     min_residues = int(preset["min_residues"] if args.min_residues is None else args.min_residues)
+    fixed_copies = preset.get("copies") if args.copies is None else args.copies
     identities = [int(x) for x in args.identities.split(",") if x.strip()]
-    if any(not 0 < x <= 100 for x in identities) or args.per_level < 0 or n_queries < 0:
+    if (any(not 0 < x <= 100 for x in identities) or args.per_level < 0
+            or (n_queries != "all" and n_queries < 0)):
         parser.error("identities must be in (0, 100]; counts must be >= 0")
+    if (fixed_copies is not None and fixed_copies < 1) or args.jobs < 1:
+        parser.error("--copies and --jobs must be >= 1")
 
     db = read_fasta(args.db)
-    queries = read_fasta(args.queries)
+    queries = [record for path in args.queries for record in read_fasta(path)]
     if not db:
         sys.exit(f"plant_homologs.py: no records in {args.db}")
 
@@ -297,18 +365,24 @@ def main():
     else:
         chosen = list(range(len(db)))
     copy_residues = sum(len(db[j][1]) for j in chosen)
-    copies = max(1, math.ceil(min_residues / copy_residues)) if copy_residues else 1
+    if fixed_copies is not None:
+        copies = fixed_copies
+    else:
+        copies = max(1, math.ceil(min_residues / copy_residues)) if copy_residues else 1
 
     # Queries with homologs.
-    def usable(seq):
-        standard = sum(1 for c in seq if c in ROBINSON)
-        return args.min_query_length <= len(seq) <= args.max_query_length and standard >= 0.9 * len(seq)
+    if n_queries == "all":
+        picked = list(range(len(queries)))
+    else:
+        def usable(seq):
+            standard = sum(1 for c in seq if c in ROBINSON)
+            return args.min_query_length <= len(seq) <= args.max_query_length and standard >= 0.9 * len(seq)
 
-    candidates = [i for i, (_, s) in enumerate(queries) if usable(s)]
-    if n_queries > len(candidates):
-        sys.exit(f"plant_homologs.py: only {len(candidates)} usable queries, {n_queries} asked")
-    picked = sorted(candidates[k] for k in Rng(seed_for(args.seed, STREAM_QUERY_CHOICE))
-                    .sample(len(candidates), n_queries))
+        candidates = [i for i, (_, s) in enumerate(queries) if usable(s)]
+        if n_queries > len(candidates):
+            sys.exit(f"plant_homologs.py: only {len(candidates)} usable queries, {n_queries} asked")
+        picked = sorted(candidates[k] for k in Rng(seed_for(args.seed, STREAM_QUERY_CHOICE))
+                        .sample(len(candidates), n_queries))
 
     # Homologs, in (query, level, k) order; each from its own stream.
     plants = []
@@ -337,33 +411,42 @@ def main():
     placer = Rng(seed_for(args.seed, STREAM_PLACEMENT))
     slots = sorted((placer.below(total_records + 1), p) for p in range(len(plants)))
 
+    # Background copies (in parallel when asked), written in copy order with the homologs in their slots.
     os.makedirs(args.out_dir, exist_ok=True)
-    residues = 0
-    records = 0
-    with open(os.path.join(args.out_dir, "db.fa"), "w", encoding="ascii") as out:
-        next_slot = 0
-        index = 0
-        for c in range(copies):
-            rng = Rng(seed_for(args.seed, STREAM_COPY + c))
-            for j in chosen:
-                while next_slot < len(slots) and slots[next_slot][0] == index:
+    residues = copies * copy_residues + sum(len(p["sequence"]) for p in plants)
+    records = total_records + len(plants)
+    jobs = min(args.jobs, copies)
+    pool = None
+    if jobs > 1:
+        pool = multiprocessing.Pool(jobs, init_background, (db, chosen, args.seed))
+        texts = pool.imap(background_copy, range(copies))
+    else:
+        init_background(db, chosen, args.seed)
+        texts = map(background_copy, range(copies))
+    try:
+        with open(os.path.join(args.out_dir, "db.fa"), "w", encoding="ascii") as out:
+            next_slot = 0
+            for c, copy_texts in enumerate(texts):
+                base, done = c * len(chosen), 0
+                while next_slot < len(slots) and slots[next_slot][0] < base + len(copy_texts):
+                    at = slots[next_slot][0] - base
+                    out.writelines(copy_texts[done:at])
+                    done = at
                     plant = plants[slots[next_slot][1]]
                     write_record(out, plant["header"], plant["sequence"])
-                    residues += len(plant["sequence"])
-                    records += 1
                     next_slot += 1
-                header, seq = db[j]
-                letters = list(seq)
-                rng.shuffle(letters)
-                original = header.split()[0] if header.split() else f"record{j}"
-                write_record(out, f"bg{c}_{j:05d} shuffled {original}", "".join(letters))
-                residues += len(seq)
-                records += 1
-                index += 1
-        for _, p in slots[next_slot:]:
-            write_record(out, plants[p]["header"], plants[p]["sequence"])
-            residues += len(plants[p]["sequence"])
-            records += 1
+                out.writelines(copy_texts[done:])
+            for _, p in slots[next_slot:]:
+                write_record(out, plants[p]["header"], plants[p]["sequence"])
+    except BaseException:
+        if pool is not None:  # do not wait for the copies still being shuffled
+            pool.terminate()
+            pool = None
+        raise
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
 
     with open(os.path.join(args.out_dir, "queries.fa"), "w", encoding="ascii") as out:
         for qi in picked:
