@@ -1,0 +1,598 @@
+// gpu_stage.cu: GpuStage (gpu_stage.hpp), blastp's seed stages on one CUDA device.
+//
+//   scan_kernel     one warp per (query, subject): word lookups, the two-hit rule on a diagonal table in
+//                   shared memory, inline ungapped extensions (extend_two_hit_raw), saved HSPs appended to
+//                   one buffer keyed by (subject << 32 | query)
+//   screen_kernel   one thread per (query, subject) run after CUB's radix sort + run-length encoding: the
+//                   pair's HSPs gathered in sort_ungapped_hsps order, then screen_preliminary
+//
+// Exactness of the scan (the CPU applies hits in ascending subject offset, per subject word in the lookup
+// table's order, to a per-diagonal state): a round of the warp holds up to 32 consecutive hits of that
+// sequence, one per lane in sequence order; hits on different diagonal slots commute, and hits on one slot
+// are applied one after another in lane order (the lowest pending lane of each __match_any_sync group goes
+// first), so each slot sees its hits in the CPU's order. Two hits of one subject offset never share a slot
+// (their diagonals differ by less than the query length, the table has >= query length + window slots).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_run_length_encode.cuh>
+#include <cub/device/device_scan.cuh>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "blast/gpu_stage.hpp"
+#include "blast/prelim_screen.hpp"
+#include "blast/two_hit.hpp"
+#include "blast/xdrop.hpp"
+#include "gpu/cuda/buffers.cuh"
+#include "gpu/cuda/check.cuh"
+#include "warpsearch/error.hpp"
+
+namespace warpsearch::blast {
+
+namespace {
+
+constexpr unsigned kFullMask = 0xFFFFFFFFu;
+constexpr int kWarp = 32;
+// Running diagonal offset limit: entries hold (offset-shifted subject offset << 1 | flag) in an int32, so
+// shifted offsets stay below 2^30; the table is cleared before a subject that would pass the limit.
+constexpr std::int64_t kOffsetLimit = std::int64_t{1} << 29;
+// Pairs with more saved HSPs than this are not sorted or screened on the GPU (kFull, sorted on the host).
+constexpr std::uint32_t kScreenMaxHsps = 256;
+// Threads of the screen kernel (each with a DP column of kStageScreenCapacity cells).
+constexpr int kScreenThreads = 1 << 16;
+
+struct DevQuery {
+  const std::uint8_t* residues;
+  const std::uint64_t* presence;
+  const std::uint32_t* starts;
+  const std::uint32_t* hits;
+  std::int32_t length;
+  std::uint32_t diag_mask;  // diagonal table entries - 1 (a power of two minus one)
+  int x_dropoff;
+  int cutoff;
+  ScreenParams screen;
+};
+
+struct DevCounts {
+  unsigned long long word_hits;
+  unsigned long long extensions;
+  unsigned long long saved;
+};
+
+// The total order the host and the screen use for a pair's HSPs: sort_ungapped_hsps, then the order of
+// discovery (ascending second-hit subject offset).
+__host__ __device__ inline bool hsp_before(const UngappedHsp& a, const UngappedHsp& b) {
+  if (a.score != b.score) return a.score > b.score;
+  if (a.subject_start != b.subject_start) return a.subject_start < b.subject_start;
+  const std::int32_t la = a.query_end - a.query_start;
+  const std::int32_t lb = b.query_end - b.query_start;
+  if (la != lb) return la > lb;
+  if (a.query_start != b.query_start) return a.query_start < b.query_start;
+  return a.hit_subject_offset < b.hit_subject_offset;
+}
+
+// Dynamic shared memory: the 32 x 32 score table, the presence bits (word size <= 3), then one diagonal
+// table per warp.
+__global__ void scan_kernel(DevQuery q, std::uint32_t query_index, const std::uint8_t* __restrict__ residues,
+                            const std::uint64_t* __restrict__ subject_offsets, std::uint32_t num_subjects,
+                            const std::int8_t* __restrict__ score_table, int word_size, int window,
+                            std::uint32_t word_mask, int presence_words_in_shared,
+                            std::uint32_t* __restrict__ next_subject, std::uint64_t* __restrict__ keys,
+                            UngappedHsp* __restrict__ hsps, unsigned long long* __restrict__ hsp_count,
+                            std::uint64_t hsp_capacity, DevCounts* __restrict__ counts) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  auto* table = reinterpret_cast<std::int8_t*>(smem);
+  auto* presence_s = reinterpret_cast<std::uint64_t*>(smem + kMaxCodes * kMaxCodes);
+  auto* diag_base = reinterpret_cast<std::int32_t*>(smem + kMaxCodes * kMaxCodes +
+                                                    sizeof(std::uint64_t) * presence_words_in_shared);
+  for (int i = threadIdx.x; i < kMaxCodes * kMaxCodes; i += blockDim.x) table[i] = score_table[i];
+  for (int i = threadIdx.x; i < presence_words_in_shared; i += blockDim.x) presence_s[i] = q.presence[i];
+  const std::uint64_t* presence = presence_words_in_shared > 0 ? presence_s : q.presence;
+  const int lane = static_cast<int>(threadIdx.x) & (kWarp - 1);
+  const int warp = static_cast<int>(threadIdx.x) / kWarp;
+  const std::uint32_t entries = q.diag_mask + 1;
+  std::int32_t* diag = diag_base + static_cast<std::size_t>(warp) * entries;
+  // BLAST's fresh table: "last hit" window letters before the start, offset = window.
+  for (std::uint32_t i = static_cast<std::uint32_t>(lane); i < entries; i += kWarp) diag[i] = -window * 2;
+  __syncthreads();
+  std::int64_t offset = window;
+  unsigned long long n_hits = 0, n_ext = 0, n_saved = 0;
+
+  for (;;) {
+    std::uint32_t si = 0;
+    if (lane == 0) si = atomicAdd(next_subject, 1u);
+    si = __shfl_sync(kFullMask, si, 0);
+    if (si >= num_subjects) break;
+    const std::uint64_t begin = subject_offsets[si];
+    const std::uint64_t length64 = subject_offsets[si + 1] - begin;
+    if (length64 > kGpuMaxSubjectLength) continue;  // scanned on the CPU by the caller
+    const auto n = static_cast<std::int32_t>(length64);
+    const std::uint8_t* subject = residues + begin;
+    if (offset + n + window >= kOffsetLimit) {  // s_BlastDiagClear, early enough for 31-bit entries
+      __syncwarp();
+      for (std::uint32_t i = static_cast<std::uint32_t>(lane); i < entries; i += kWarp) diag[i] = -window * 2;
+      __syncwarp();
+      offset = window;
+    }
+    const auto off = static_cast<std::int32_t>(offset);
+    for (std::int32_t base = 0; base + word_size <= n; base += kWarp) {
+      const std::int32_t s = base + lane;
+      std::uint32_t count = 0, start = 0;
+      if (s + word_size <= n) {
+        std::uint32_t index = 0;
+        for (int k = 0; k < word_size; ++k) index = (index << kLookupCharBits) | subject[s + k];
+        index &= word_mask;
+        if ((presence[index >> 6] >> (index & 63u)) & 1u) {
+          start = q.starts[index];
+          count = q.starts[index + 1] - start;
+        }
+      }
+      // Inclusive warp scan of the hit counts: lane p owns hits [incl - count, incl) of this chunk.
+      std::uint32_t incl = count;
+      for (int d = 1; d < kWarp; d <<= 1) {
+        const std::uint32_t v = __shfl_up_sync(kFullMask, incl, d);
+        if (lane >= d) incl += v;
+      }
+      const std::uint32_t total = __shfl_sync(kFullMask, incl, kWarp - 1);
+      if (total == 0) continue;
+      n_hits += lane == 0 ? total : 0;
+      const std::uint32_t excl = incl - count;
+      for (std::uint32_t r = 0; r < total; r += kWarp) {
+        const std::uint32_t j = r + static_cast<std::uint32_t>(lane);
+        // Owner lane of hit j: the number of lanes whose inclusive count is <= j.
+        int p = 0;
+        for (int step = kWarp / 2; step > 0; step >>= 1) {
+          const std::uint32_t v = __shfl_sync(kFullMask, incl, p + step - 1);
+          if (v <= j) p += step;
+        }
+        const std::uint32_t p_start = __shfl_sync(kFullMask, start, p);
+        const std::uint32_t p_excl = __shfl_sync(kFullMask, excl, p);
+        const bool has = j < total;
+        std::int32_t q_off = 0, s_hit = 0;
+        std::uint32_t slot = 0;
+        if (has) {
+          q_off = static_cast<std::int32_t>(q.hits[p_start + (j - p_excl)]);
+          s_hit = base + p;
+          slot = static_cast<std::uint32_t>(q_off - s_hit) & q.diag_mask;
+        }
+        unsigned pending = __ballot_sync(kFullMask, has);
+        while (pending != 0) {
+          bool go = false;
+          if ((pending >> lane) & 1u) {
+            const unsigned peers = __match_any_sync(pending, slot);
+            go = __ffs(static_cast<int>(peers)) - 1 == lane;
+          }
+          if (go) {
+            // TwoHitFinder::hit on entry (last << 1 | flag).
+            const std::int32_t e = diag[slot];
+            const std::int32_t last = e >> 1;
+            const std::int32_t shifted = s_hit + off;
+            if (e & 1) {
+              if (shifted >= last) diag[slot] = shifted * 2;
+            } else {
+              const std::int32_t diff = shifted - last;
+              if (diff >= window || (diff >= word_size && q_off - diff < 0)) {
+                diag[slot] = shifted * 2;
+              } else if (diff >= word_size) {
+                const TwoHitExtension x =
+                    extend_two_hit_raw(q.residues, q.length, subject, n, table, s_hit - diff + word_size,
+                                       s_hit, q_off, q.x_dropoff, word_size);
+                ++n_ext;
+                if (x.score >= q.cutoff) {
+                  ++n_saved;
+                  const unsigned long long at = atomicAdd(hsp_count, 1ull);
+                  if (at < hsp_capacity) {
+                    keys[at] = (static_cast<std::uint64_t>(si) << 32) | query_index;
+                    hsps[at] = UngappedHsp{x.score,
+                                           x.query_start,
+                                           x.query_start + x.length,
+                                           x.subject_start,
+                                           x.subject_start + x.length,
+                                           q_off,
+                                           s_hit};
+                  }
+                }
+                diag[slot] =
+                    x.right_extended ? (x.subject_last - (word_size - 1) + off) * 2 + 1 : shifted * 2;
+              }
+            }
+          }
+          __syncwarp();
+          pending &= ~__ballot_sync(kFullMask, go);
+        }
+      }
+    }
+    offset += static_cast<std::int64_t>(n) + window;
+  }
+  // Counts: one atomic per lane and counter.
+  if (n_hits) atomicAdd(&counts->word_hits, n_hits);
+  if (n_ext) atomicAdd(&counts->extensions, n_ext);
+  if (n_saved) atomicAdd(&counts->saved, n_saved);
+}
+
+__global__ void iota_kernel(std::uint32_t* values, std::uint64_t n) {
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+    values[i] = static_cast<std::uint32_t>(i);
+}
+
+// One thread per run (pair): gather its HSPs in order, then screen. status: 0 kEmpty, 1 kFull, 2 kFull
+// unsorted (too many HSPs: the host sorts them).
+__global__ void screen_kernel(const DevQuery* __restrict__ queries, const std::uint8_t* __restrict__ residues,
+                              const std::uint64_t* __restrict__ subject_offsets,
+                              const std::int8_t* __restrict__ score_table,
+                              const std::uint64_t* __restrict__ run_keys,
+                              const std::uint32_t* __restrict__ run_counts,
+                              const std::uint32_t* __restrict__ run_offsets, const int* __restrict__ num_runs,
+                              const std::uint32_t* __restrict__ order, const UngappedHsp* __restrict__ hsps,
+                              UngappedHsp* __restrict__ sorted, std::uint8_t* __restrict__ status,
+                              int2* __restrict__ screen_counts, XdropCell* __restrict__ columns,
+                              int capacity) {
+  __shared__ std::int8_t table[kMaxCodes * kMaxCodes];
+  for (int i = threadIdx.x; i < kMaxCodes * kMaxCodes; i += blockDim.x) table[i] = score_table[i];
+  __syncthreads();
+  const int runs = *num_runs;
+  const int tid = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  XdropCell* col = columns + static_cast<std::size_t>(tid) * static_cast<std::size_t>(capacity);
+  for (int r = tid; r < runs; r += static_cast<int>(gridDim.x * blockDim.x)) {
+    const std::uint64_t key = run_keys[r];
+    const auto si = static_cast<std::uint32_t>(key >> 32);
+    const auto qi = static_cast<std::uint32_t>(key & 0xFFFFFFFFu);
+    const std::uint32_t count = run_counts[r];
+    const std::uint32_t first = run_offsets[r];
+    UngappedHsp* list = sorted + first;
+    for (std::uint32_t k = 0; k < count; ++k) list[k] = hsps[order[first + k]];
+    if (count > kScreenMaxHsps) {
+      status[r] = 2;
+      screen_counts[r] = make_int2(0, 0);
+      continue;
+    }
+    for (std::uint32_t k = 1; k < count; ++k) {  // insertion sort: lists are short
+      const UngappedHsp h = list[k];
+      std::uint32_t m = k;
+      while (m > 0 && hsp_before(h, list[m - 1])) {
+        list[m] = list[m - 1];
+        --m;
+      }
+      list[m] = h;
+    }
+    const DevQuery& q = queries[qi];
+    const std::uint64_t begin = subject_offsets[si];
+    const auto n = static_cast<int>(subject_offsets[si + 1] - begin);
+    ScreenCounts sc;
+    const ScreenResult res = screen_preliminary(q.residues, q.length, residues + begin, n, table, list,
+                                                static_cast<int>(count), q.screen, col, capacity, &sc);
+    status[r] = res == ScreenResult::kEmpty ? 0 : 1;
+    screen_counts[r] = make_int2(sc.gapped_extensions, sc.redone);
+  }
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+template <class T>
+void ensure(gpu::DeviceBuffer<T>& buffer, std::size_t n) {
+  if (buffer.size() < n) buffer = gpu::DeviceBuffer<T>(std::max<std::size_t>(n, buffer.size() * 3 / 2));
+}
+template <class T>
+void ensure(gpu::PinnedBuffer<T>& buffer, std::size_t n) {
+  if (buffer.size() < n) buffer = gpu::PinnedBuffer<T>(std::max<std::size_t>(n, buffer.size() * 3 / 2));
+}
+
+}  // namespace
+
+struct GpuStage::Impl {
+  int device = 0;
+  std::string name;
+  int sm_count = 0;
+  std::size_t shared_optin = 0;
+  std::vector<const QueryContext*> queries;
+  int word_size = 3;
+  int window = 40;
+  std::uint32_t word_mask = 0;
+  // Query data on the device.
+  gpu::DeviceBuffer<std::uint8_t> q_residues;
+  gpu::DeviceBuffer<std::uint64_t> q_presence;
+  gpu::DeviceBuffer<std::uint32_t> q_starts;
+  gpu::DeviceBuffer<std::uint32_t> q_hits;
+  gpu::DeviceBuffer<std::int8_t> score_table;
+  std::vector<DevQuery> dev_queries;
+  gpu::DeviceBuffer<DevQuery> d_queries;
+  std::size_t presence_words = 0;  // per query
+  // Per batch.
+  gpu::Stream stream;
+  gpu::PinnedBuffer<std::uint8_t> h_residues;
+  gpu::PinnedBuffer<std::uint64_t> h_offsets;
+  gpu::DeviceBuffer<std::uint8_t> d_residues;
+  gpu::DeviceBuffer<std::uint64_t> d_offsets;
+  gpu::DeviceBuffer<std::uint32_t> d_next;  // one work counter per query launch
+  gpu::DeviceBuffer<unsigned long long> d_hsp_count;
+  gpu::DeviceBuffer<DevCounts> d_counts;
+  gpu::DeviceBuffer<std::uint64_t> d_keys, d_keys_sorted, d_run_keys;
+  gpu::DeviceBuffer<std::uint32_t> d_order_in, d_order, d_run_counts, d_run_offsets;
+  gpu::DeviceBuffer<UngappedHsp> d_hsps, d_sorted;
+  gpu::DeviceBuffer<std::uint8_t> d_status;
+  gpu::DeviceBuffer<int2> d_screen_counts;
+  gpu::DeviceBuffer<int> d_num_runs;
+  gpu::DeviceBuffer<XdropCell> d_columns;
+  gpu::DeviceBuffer<unsigned char> d_temp;
+  std::uint64_t hsp_capacity = 1u << 20;
+  Stats stats;
+  gpu::Event ev0, ev1, ev2;
+
+  void upload_queries();
+  void run(std::span<const Residues> subjects, bool keep_all, StageOutput& out);
+};
+
+void GpuStage::Impl::upload_queries() {
+  const QueryContext& first = *queries.front();
+  const AaLookupTable& t0 = first.table();
+  word_size = t0.word_size();
+  window = first.ungapped_params().window;
+  word_mask = t0.word_mask();
+  presence_words = t0.presence().size();
+  std::vector<std::uint8_t> residues;
+  std::vector<std::uint64_t> presence;
+  std::vector<std::uint32_t> starts, hits;
+  struct Offsets {
+    std::size_t residues, presence, starts, hits;
+  };
+  std::vector<Offsets> at;
+  for (const QueryContext* c : queries) {
+    const AaLookupTable& t = c->table();
+    if (t.word_size() != word_size || t.presence().size() != presence_words ||
+        c->ungapped_params().window != window)
+      throw Error(ErrorKind::kInternal, "GpuStage: queries with different word size or window");
+    at.push_back({residues.size(), presence.size(), starts.size(), hits.size()});
+    residues.insert(residues.end(), c->query().begin(), c->query().end());
+    presence.insert(presence.end(), t.presence().begin(), t.presence().end());
+    starts.insert(starts.end(), t.starts().begin(), t.starts().end());
+    hits.insert(hits.end(), t.all_hits().begin(), t.all_hits().end());
+  }
+  q_residues = gpu::DeviceBuffer<std::uint8_t>(std::max<std::size_t>(residues.size(), 1));
+  q_presence = gpu::DeviceBuffer<std::uint64_t>(std::max<std::size_t>(presence.size(), 1));
+  q_starts = gpu::DeviceBuffer<std::uint32_t>(std::max<std::size_t>(starts.size(), 1));
+  q_hits = gpu::DeviceBuffer<std::uint32_t>(std::max<std::size_t>(hits.size(), 1));
+  q_residues.upload(std::span<const std::uint8_t>(residues));
+  q_presence.upload(std::span<const std::uint64_t>(presence));
+  q_starts.upload(std::span<const std::uint32_t>(starts));
+  q_hits.upload(std::span<const std::uint32_t>(hits));
+  score_table = gpu::DeviceBuffer<std::int8_t>(kMaxCodes * kMaxCodes);
+  score_table.upload(std::span<const std::int8_t>(first.scoring().row(0), kMaxCodes * kMaxCodes));
+  for (std::size_t i = 0; i < queries.size(); ++i) {
+    const QueryContext& c = *queries[i];
+    DevQuery d{};
+    d.residues = q_residues.data() + at[i].residues;
+    d.presence = q_presence.data() + at[i].presence;
+    d.starts = q_starts.data() + at[i].starts;
+    d.hits = q_hits.data() + at[i].hits;
+    d.length = static_cast<std::int32_t>(c.query().size());
+    const std::uint64_t need =
+        static_cast<std::uint64_t>(c.query().size()) + static_cast<std::uint64_t>(window);
+    std::uint64_t entries = 1;
+    while (entries < need) entries <<= 1;
+    d.diag_mask = static_cast<std::uint32_t>(entries - 1);
+    d.x_dropoff = c.ungapped_params().x_dropoff;
+    d.cutoff = c.ungapped_params().cutoff_score;
+    d.screen = screen_params(c);
+    dev_queries.push_back(d);
+  }
+  d_queries = gpu::DeviceBuffer<DevQuery>(dev_queries.size());
+  d_queries.upload(std::span<const DevQuery>(dev_queries));
+}
+
+GpuStage::GpuStage(std::span<const QueryContext* const> queries, int device) {
+  gpu::DeviceGuard guard(device);  // the stream, events and buffers belong to `device`
+  impl_ = std::make_unique<Impl>();
+  Impl& m = *impl_;
+  m.device = device;
+  m.queries.assign(queries.begin(), queries.end());
+  cudaDeviceProp prop{};
+  WS_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  m.name = prop.name;
+  m.sm_count = prop.multiProcessorCount;
+  m.shared_optin = prop.sharedMemPerBlockOptin;
+  WS_CUDA_CHECK(cudaFuncSetAttribute(scan_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(m.shared_optin)));
+  m.d_hsp_count = gpu::DeviceBuffer<unsigned long long>(1);
+  m.d_counts = gpu::DeviceBuffer<DevCounts>(1);
+  m.d_num_runs = gpu::DeviceBuffer<int>(1);
+  if (!m.queries.empty()) m.upload_queries();
+}
+
+GpuStage::~GpuStage() = default;
+
+GpuStage::Stats GpuStage::stats() const { return impl_->stats; }
+
+std::string GpuStage::describe() const {
+  return "GPU " + std::to_string(impl_->device) + " (" + impl_->name + "): blastp seed stage, " +
+         std::to_string(impl_->queries.size()) + " queries";
+}
+
+void GpuStage::run(std::span<const Residues> subjects, bool keep_all, StageOutput& out) {
+  gpu::DeviceGuard guard(impl_->device);
+  impl_->run(subjects, keep_all, out);
+}
+
+void GpuStage::Impl::run(std::span<const Residues> subjects, bool keep_all, StageOutput& out) {
+  out = StageOutput{};
+  const std::size_t ns = subjects.size();
+  if (queries.empty() || ns == 0) return;
+  if (ns >= (std::size_t{1} << 32) - 1)
+    throw Error(ErrorKind::kInternal, "GpuStage: too many subjects in a batch");
+  const auto t0 = std::chrono::steady_clock::now();
+  ++stats.batches;
+
+  // Subjects: packed back to back into pinned memory, uploaded.
+  std::size_t total = 0;
+  for (const Residues& s : subjects) total += s.size();
+  ensure(h_residues, std::max<std::size_t>(total, 1));
+  ensure(h_offsets, ns + 1);
+  std::size_t pos = 0;
+  for (std::size_t i = 0; i < ns; ++i) {
+    h_offsets.data()[i] = pos;
+    std::copy(subjects[i].begin(), subjects[i].end(), h_residues.data() + pos);
+    pos += subjects[i].size();
+  }
+  h_offsets.data()[ns] = pos;
+  ensure(d_residues, std::max<std::size_t>(total, 1));
+  ensure(d_offsets, ns + 1);
+  d_residues.upload_async(std::span<const std::uint8_t>(h_residues.data(), std::max<std::size_t>(total, 1)),
+                          stream);
+  d_offsets.upload_async(std::span<const std::uint64_t>(h_offsets.data(), ns + 1), stream);
+  stream.synchronize();
+  stats.upload_s += seconds_since(t0);
+
+  // Scan: one launch per query; rerun with a larger buffer if the HSPs did not fit.
+  const std::size_t nq = queries.size();
+  ensure(d_next, nq);
+  unsigned long long hsp_total = 0;
+  DevCounts counts{};
+  for (;;) {
+    ensure(d_keys, hsp_capacity);
+    ensure(d_hsps, hsp_capacity);
+    WS_CUDA_CHECK(cudaMemsetAsync(d_next.data(), 0, nq * sizeof(std::uint32_t), stream.get()));
+    WS_CUDA_CHECK(cudaMemsetAsync(d_hsp_count.data(), 0, sizeof(unsigned long long), stream.get()));
+    WS_CUDA_CHECK(cudaMemsetAsync(d_counts.data(), 0, sizeof(DevCounts), stream.get()));
+    ev0.record(stream);
+    const int presence_shared = presence_words * 8 <= 8192 ? static_cast<int>(presence_words) : 0;
+    for (std::size_t qi = 0; qi < nq; ++qi) {
+      const DevQuery& q = dev_queries[qi];
+      const std::size_t table_bytes = static_cast<std::size_t>(q.diag_mask + 1) * sizeof(std::int32_t);
+      const std::size_t fixed =
+          kMaxCodes * kMaxCodes + sizeof(std::uint64_t) * static_cast<std::size_t>(presence_shared);
+      if (fixed + table_bytes > shared_optin)
+        throw Error(ErrorKind::kInput, "blastp --device gpu: a query of " + std::to_string(q.length) +
+                                           " residues needs a diagonal table of " +
+                                           std::to_string(table_bytes) + " bytes, more than the " +
+                                           std::to_string(shared_optin) + " bytes of shared memory of GPU " +
+                                           std::to_string(device) + "; use --device cpu");
+      const int warps =
+          static_cast<int>(std::clamp<std::size_t>((shared_optin - fixed) / table_bytes / 2, 1, 8));
+      const std::size_t smem = fixed + table_bytes * static_cast<std::size_t>(warps);
+      int per_sm = 0;
+      WS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, scan_kernel, warps * kWarp, smem));
+      const std::size_t want = (ns + static_cast<std::size_t>(warps) - 1) / static_cast<std::size_t>(warps);
+      const int grid = static_cast<int>(
+          std::min<std::size_t>(want, static_cast<std::size_t>(std::max(per_sm, 1) * sm_count)));
+      scan_kernel<<<grid, warps * kWarp, smem, stream.get()>>>(
+          q, static_cast<std::uint32_t>(qi), d_residues.data(), d_offsets.data(),
+          static_cast<std::uint32_t>(ns), score_table.data(), word_size, window, word_mask, presence_shared,
+          d_next.data() + qi, d_keys.data(), d_hsps.data(), d_hsp_count.data(), hsp_capacity,
+          d_counts.data());
+      WS_CUDA_CHECK_LAUNCH();
+    }
+    ev1.record(stream);
+    WS_CUDA_CHECK(cudaMemcpyAsync(&hsp_total, d_hsp_count.data(), sizeof(hsp_total), cudaMemcpyDeviceToHost,
+                                  stream.get()));
+    WS_CUDA_CHECK(
+        cudaMemcpyAsync(&counts, d_counts.data(), sizeof(counts), cudaMemcpyDeviceToHost, stream.get()));
+    stream.synchronize();
+    stats.scan_s += gpu::Event::elapsed_ms(ev0, ev1) / 1e3;
+    if (hsp_total <= hsp_capacity) break;
+    ++stats.rescans;
+    hsp_capacity = hsp_total + hsp_total / 4;
+  }
+  out.counts.word_hits += static_cast<std::int64_t>(counts.word_hits);
+  out.counts.ungapped_extensions += static_cast<std::int64_t>(counts.extensions);
+  out.counts.ungapped_saved += static_cast<std::int64_t>(counts.saved);
+  if (hsp_total == 0) return;
+  if (hsp_total >= (std::uint64_t{1} << 31))
+    throw Error(ErrorKind::kInternal, "GpuStage: more than 2^31 HSPs in a batch");
+  const auto n = static_cast<int>(hsp_total);
+
+  // Group by (subject, query): radix sort of the keys with the HSP indices, run-length encoding.
+  ev0.record(stream);
+  ensure(d_keys_sorted, hsp_total);
+  ensure(d_order_in, hsp_total);
+  ensure(d_order, hsp_total);
+  ensure(d_run_keys, hsp_total);
+  ensure(d_run_counts, hsp_total);
+  ensure(d_run_offsets, hsp_total);
+  ensure(d_sorted, hsp_total);
+  ensure(d_status, hsp_total);
+  ensure(d_screen_counts, hsp_total);
+  iota_kernel<<<std::min(1024, (n + 255) / 256), 256, 0, stream.get()>>>(d_order_in.data(), hsp_total);
+  WS_CUDA_CHECK_LAUNCH();
+  int subject_bits = 1;
+  while ((std::uint64_t{1} << subject_bits) < ns) ++subject_bits;
+  const int end_bit = 32 + subject_bits;
+  std::size_t sort_bytes = 0, rle_bytes = 0, scan_bytes = 0;
+  WS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, d_keys.data(), d_keys_sorted.data(),
+                                                d_order_in.data(), d_order.data(), n, 0, end_bit,
+                                                stream.get()));
+  WS_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(nullptr, rle_bytes, d_keys_sorted.data(),
+                                                   d_run_keys.data(), d_run_counts.data(), d_num_runs.data(),
+                                                   n, stream.get()));
+  WS_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, d_run_counts.data(), d_run_offsets.data(),
+                                              n, stream.get()));
+  ensure(d_temp, std::max({sort_bytes, rle_bytes, scan_bytes, std::size_t{1}}));
+  WS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(d_temp.data(), sort_bytes, d_keys.data(),
+                                                d_keys_sorted.data(), d_order_in.data(), d_order.data(), n, 0,
+                                                end_bit, stream.get()));
+  WS_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(d_temp.data(), rle_bytes, d_keys_sorted.data(),
+                                                   d_run_keys.data(), d_run_counts.data(), d_num_runs.data(),
+                                                   n, stream.get()));
+  int runs = 0;
+  WS_CUDA_CHECK(cudaMemcpyAsync(&runs, d_num_runs.data(), sizeof(int), cudaMemcpyDeviceToHost, stream.get()));
+  stream.synchronize();
+  WS_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d_temp.data(), scan_bytes, d_run_counts.data(),
+                                              d_run_offsets.data(), runs, stream.get()));
+  // Screen: a fixed number of threads, each with its own DP column.
+  const int threads = std::min(runs, kScreenThreads);
+  ensure(d_columns, static_cast<std::size_t>(threads) * kStageScreenCapacity);
+  screen_kernel<<<(threads + 127) / 128, 128, 0, stream.get()>>>(
+      d_queries.data(), d_residues.data(), d_offsets.data(), score_table.data(), d_run_keys.data(),
+      d_run_counts.data(), d_run_offsets.data(), d_num_runs.data(), d_order.data(), d_hsps.data(),
+      d_sorted.data(), d_status.data(), d_screen_counts.data(), d_columns.data(), kStageScreenCapacity);
+  WS_CUDA_CHECK_LAUNCH();
+  ev2.record(stream);
+
+  // Download and unpack.
+  const auto r = static_cast<std::size_t>(runs);
+  std::vector<std::uint64_t> run_keys(r);
+  std::vector<std::uint32_t> run_counts(r), run_offsets(r);
+  std::vector<std::uint8_t> status(r);
+  std::vector<int2> screen_counts(r);
+  std::vector<UngappedHsp> sorted(hsp_total);
+  d_run_keys.download_async(std::span<std::uint64_t>(run_keys), stream);
+  d_run_counts.download_async(std::span<std::uint32_t>(run_counts), stream);
+  d_run_offsets.download_async(std::span<std::uint32_t>(run_offsets), stream);
+  d_status.download_async(std::span<std::uint8_t>(status), stream);
+  d_screen_counts.download_async(std::span<int2>(screen_counts.data(), screen_counts.size()), stream);
+  d_sorted.download_async(std::span<UngappedHsp>(sorted.data(), sorted.size()), stream);
+  stream.synchronize();
+  stats.screen_s += gpu::Event::elapsed_ms(ev1, ev2) / 1e3;
+  const auto t1 = std::chrono::steady_clock::now();
+  out.pairs.reserve(r);
+  for (std::size_t k = 0; k < r; ++k) {
+    StagePair p;
+    p.subject = static_cast<std::uint32_t>(run_keys[k] >> 32);
+    p.query = static_cast<std::uint32_t>(run_keys[k] & 0xFFFFFFFFu);
+    p.count = run_counts[k];
+    p.screen = status[k] == 0 ? ScreenResult::kEmpty : ScreenResult::kFull;
+    if (p.screen == ScreenResult::kEmpty) {
+      out.counts.gapped_extensions += screen_counts[k].x;
+      out.counts.redone_subjects += screen_counts[k].y;
+    }
+    if (keep_all || p.screen == ScreenResult::kFull) {
+      p.first = static_cast<std::uint32_t>(out.hsps.size());
+      const auto b = sorted.begin() + run_offsets[k];
+      out.hsps.insert(out.hsps.end(), b, b + run_counts[k]);
+      if (status[k] == 2)
+        std::sort(out.hsps.begin() + p.first, out.hsps.end(),
+                  [](const UngappedHsp& a, const UngappedHsp& c) { return hsp_before(a, c); });
+    }
+    out.pairs.push_back(p);
+  }
+  stats.download_s += seconds_since(t1);
+}
+
+}  // namespace warpsearch::blast
