@@ -6,15 +6,21 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <future>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
+#include "blast/gpu_stage.hpp"
 #include "blast/kappa.hpp"
 #include "blast/scanner.hpp"
 #include "core/blast_db.hpp"
@@ -69,6 +75,29 @@ struct Selection {
   }
 };
 
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// A batch of database sequences; first_oid: database id of seqs[0].
+struct Batch {
+  std::vector<Sequence> seqs;
+  std::int64_t first_oid = 0;
+};
+
+// Entries found per task: (query index, entry).
+using Found = std::vector<std::vector<std::pair<std::size_t, PrelimEntry>>>;
+
+PrelimEntry make_entry(const Batch& batch, std::size_t i, std::vector<PrelimHsp> prelim) {
+  PrelimEntry e;
+  e.list.oid = static_cast<int>(batch.first_oid + static_cast<std::int64_t>(i));
+  e.list.hsps.reserve(prelim.size());
+  for (const PrelimHsp& p : prelim) e.list.hsps.push_back(p.hsp);
+  e.prelim = std::move(prelim);
+  return e;
+}
+
 void add_counts(SearchCounts& into, const SearchCounts& c) {
   into.word_hits += c.word_hits;
   into.ungapped_extensions += c.ungapped_extensions;
@@ -121,7 +150,9 @@ DatabaseTotals database_totals(const std::string& path, bool subject_mode) {
 
 BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::string& db_path,
                            const DatabaseTotals& totals, const BlastpRunOptions& options) {
+  const auto t_start = Clock::now();
   BlastpRunResult result;
+  BlastpTimings& timings = result.timings;
   result.totals = totals;
   result.queries.resize(queries.size());
   ThreadPool pool(ThreadPool::resolve(options.threads));
@@ -184,91 +215,197 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
   // Residues and deflines of the subjects some selection holds (database id -> subject).
   std::unordered_map<std::int64_t, BlastpSubject> kept;
 
+  timings.setup += seconds_since(t_start);
+
   // 3-5. The database in batches.
   SequenceSource source = SequenceSource::open(db_path, subject_reader_options());
-  std::vector<Sequence> batch;
   std::int64_t next_oid = 0;
   bool done = false;
-  while (!done) {
-    batch.clear();
+  // Reads the next batch of about `want` residues (at least one sequence); false at the end.
+  const auto read_batch = [&](std::size_t want, Batch& batch) {
+    const auto t0 = Clock::now();
+    batch.seqs.clear();
+    batch.first_oid = next_oid;
     std::size_t residues = 0;
-    const std::int64_t first_oid = next_oid;
-    while (residues < options.batch_residues || batch.empty()) {
-      batch.emplace_back();
-      if (!source.next(batch.back())) {
-        batch.pop_back();
+    while (!done && (residues < want || batch.seqs.empty())) {
+      batch.seqs.emplace_back();
+      if (!source.next(batch.seqs.back())) {
+        batch.seqs.pop_back();
         done = true;
         break;
       }
-      if (batch.back().length() > kMaxSubjectLength)
-        throw Error(ErrorKind::kInput,
-                    fmt::format("subject {} ({}) has {} residues; blastp handles at most {} per sequence",
-                                next_oid + 1, batch.back().name, batch.back().length(), kMaxSubjectLength),
-                    db_path, batch.back().line);
-      residues += batch.back().length();
+      if (batch.seqs.back().length() > kMaxSubjectLength)
+        throw Error(
+            ErrorKind::kInput,
+            fmt::format("subject {} ({}) has {} residues; blastp handles at most {} per sequence",
+                        next_oid + 1, batch.seqs.back().name, batch.seqs.back().length(), kMaxSubjectLength),
+            db_path, batch.seqs.back().line);
+      residues += batch.seqs.back().length();
       ++next_oid;
     }
-    if (batch.empty()) break;
+    timings.read += seconds_since(t0);
+    return !batch.seqs.empty();
+  };
 
-    // Subject chunks of about kTaskResidues residues; tasks = active queries x chunks.
+  // The CPU seed stages (scan, ungapped, preliminary gapped) of the given subjects of a batch: tasks = query
+  // groups x chunks of about kTaskResidues residues; found entries per task.
+  const auto cpu_seed = [&](const Batch& batch, std::span<const std::size_t> subjects, Found& found,
+                            std::vector<SearchCounts>& task_counts) {
     std::vector<std::size_t> chunk_begin{0};
     std::size_t acc = 0;
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      acc += batch[i].length() + 1;
-      if (acc >= kTaskResidues && i + 1 < batch.size()) {
+    for (std::size_t i = 0; i < subjects.size(); ++i) {
+      acc += batch.seqs[subjects[i]].length() + 1;
+      if (acc >= kTaskResidues && i + 1 < subjects.size()) {
         chunk_begin.push_back(i + 1);
         acc = 0;
       }
     }
-    chunk_begin.push_back(batch.size());
+    chunk_begin.push_back(subjects.size());
     const std::size_t chunks = chunk_begin.size() - 1;
     const std::size_t tasks = groups * chunks;
-    // found[t]: (query, entry) in subject order, then query order within a subject.
-    std::vector<std::vector<std::pair<std::size_t, PrelimEntry>>> found(tasks);
-    std::vector<SearchCounts> task_counts(tasks);
+    const std::size_t base = found.size();
+    found.resize(base + tasks);
+    task_counts.resize(base + tasks);
     pool.parallel_for(tasks, 1, [&](std::size_t begin, std::size_t end) {
       std::vector<std::pair<std::uint32_t, std::vector<PrelimHsp>>> subject_out;
       for (std::size_t t = begin; t < end; ++t) {
         const std::size_t g = t / chunks;
         const std::size_t c = t % chunks;
         GroupScanner scanner(group_contexts[g]);
-        for (std::size_t i = chunk_begin[c]; i < chunk_begin[c + 1]; ++i) {
-          scanner.run(batch[i].residues, task_counts[t], subject_out);
-          for (auto& [k, prelim] : subject_out) {
-            PrelimEntry e;
-            e.list.oid = static_cast<int>(first_oid + static_cast<std::int64_t>(i));
-            e.list.hsps.reserve(prelim.size());
-            for (const PrelimHsp& p : prelim) e.list.hsps.push_back(p.hsp);
-            e.prelim = std::move(prelim);
-            found[t].emplace_back(group_queries[g][k], std::move(e));
-          }
+        for (std::size_t k = chunk_begin[c]; k < chunk_begin[c + 1]; ++k) {
+          const std::size_t i = subjects[k];
+          scanner.run(batch.seqs[i].residues, task_counts[base + t], subject_out);
+          for (auto& [q, prelim] : subject_out)
+            found[base + t].emplace_back(group_queries[g][q], make_entry(batch, i, std::move(prelim)));
         }
       }
     });
-    for (std::size_t t = 0; t < tasks; ++t) {
-      add_counts(result.counts, task_counts[t]);
-      for (auto& [q, e] : found[t]) selections[q].entries.push_back(std::move(e));
-    }
-    found.clear();
+  };
 
-    // Prune and keep exactly the subjects that some selection still holds.
+  // Selection: the found entries join their queries' selections, which are pruned; exactly the subjects
+  // some selection still holds are kept.
+  const auto absorb = [&](Batch& batch, Found& found, const std::vector<SearchCounts>& task_counts) {
+    for (const SearchCounts& c : task_counts) add_counts(result.counts, c);
+    for (auto& task : found)
+      for (auto& [q, e] : task) selections[q].entries.push_back(std::move(e));
+    found.clear();
     for (const std::size_t q : active) selections[q].prune(false);
     std::unordered_set<std::int64_t> held;
     for (const std::size_t q : active)
       for (const PrelimEntry& e : selections[q].entries) held.insert(e.list.oid);
     for (auto it = kept.begin(); it != kept.end();)
       it = held.contains(it->first) ? std::next(it) : kept.erase(it);
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      const std::int64_t oid = first_oid + static_cast<std::int64_t>(i);
+    for (std::size_t i = 0; i < batch.seqs.size(); ++i) {
+      const std::int64_t oid = batch.first_oid + static_cast<std::int64_t>(i);
       if (!held.contains(oid)) continue;
       BlastpSubject& subject = kept[oid];
-      subject.defline = defline_of(batch[i]);
-      subject.residues = std::move(batch[i].residues);
+      subject.defline = defline_of(batch.seqs[i]);
+      subject.residues = std::move(batch.seqs[i].residues);
     }
+  };
+
+  if (options.gpus.empty()) {
+    Batch batch;
+    std::vector<std::size_t> all;
+    while (read_batch(options.batch_residues, batch)) {
+      const auto t0 = Clock::now();
+      all.resize(batch.seqs.size());
+      for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+      Found found;
+      std::vector<SearchCounts> task_counts;
+      cpu_seed(batch, all, found, task_counts);
+      absorb(batch, found, task_counts);
+      timings.seed += seconds_since(t0);
+    }
+  } else {
+#ifdef WARPSEARCH_HAVE_CUDA
+    const auto t_setup = Clock::now();
+    std::vector<const QueryContext*> active_contexts;
+    for (const std::size_t q : active) active_contexts.push_back(&*contexts[q]);
+    const std::size_t devices = options.gpus.size();
+    std::vector<std::unique_ptr<GpuStage>> stages(devices);
+    for (std::size_t d = 0; d < devices; ++d)
+      stages[d] = std::make_unique<GpuStage>(active_contexts, options.gpus[d]);
+    timings.setup += seconds_since(t_setup);
+    struct InFlight {
+      std::unique_ptr<Batch> batch;
+      std::future<StageOutput> output;  // destroyed (waited for) before the batch it reads
+    };
+    std::vector<std::mutex> locks(devices);
+    std::deque<InFlight> inflight;
+    // The oldest batch in flight: its GPU output, then on the pool the CPU preliminary stage of the pairs
+    // the screen passed on and the CPU seed stages of subjects too long for the GPU, then the selection.
+    const auto finish_front = [&] {
+      InFlight f = std::move(inflight.front());
+      inflight.pop_front();
+      const auto t0 = Clock::now();
+      StageOutput out = f.output.get();
+      timings.seed += seconds_since(t0);
+      const auto t1 = Clock::now();
+      Batch& batch = *f.batch;
+      std::vector<std::size_t> full;
+      for (std::size_t k = 0; k < out.pairs.size(); ++k)
+        if (out.pairs[k].screen == ScreenResult::kFull) full.push_back(k);
+      timings.gpu_pairs += static_cast<std::int64_t>(out.pairs.size());
+      timings.gpu_full_pairs += static_cast<std::int64_t>(full.size());
+      constexpr std::size_t kPairsPerTask = 16;
+      const std::size_t tasks = (full.size() + kPairsPerTask - 1) / kPairsPerTask;
+      Found found(tasks);
+      std::vector<SearchCounts> task_counts(tasks);
+      pool.parallel_for(tasks, 1, [&](std::size_t begin, std::size_t end) {
+        std::vector<UngappedHsp> ungapped;
+        for (std::size_t t = begin; t < end; ++t) {
+          for (std::size_t k = t * kPairsPerTask; k < std::min(full.size(), (t + 1) * kPairsPerTask); ++k) {
+            const StagePair& pair = out.pairs[full[k]];
+            const std::size_t q = active[pair.query];
+            const auto first = out.hsps.begin() + pair.first;
+            ungapped.assign(first, first + pair.count);
+            std::vector<PrelimHsp> prelim =
+                preliminary_hsps(*contexts[q], batch.seqs[pair.subject].residues, ungapped, task_counts[t]);
+            if (!prelim.empty()) found[t].emplace_back(q, make_entry(batch, pair.subject, std::move(prelim)));
+          }
+        }
+      });
+      std::vector<std::size_t> long_subjects;
+      for (std::size_t i = 0; i < batch.seqs.size(); ++i)
+        if (batch.seqs[i].length() > kGpuMaxSubjectLength) long_subjects.push_back(i);
+      if (!long_subjects.empty()) cpu_seed(batch, long_subjects, found, task_counts);
+      task_counts.push_back(out.counts);
+      absorb(batch, found, task_counts);
+      timings.prelim += seconds_since(t1);
+    };
+    std::size_t next_device = 0;
+    for (;;) {
+      auto batch = std::make_unique<Batch>();
+      if (!read_batch(options.gpu_batch_residues, *batch)) break;
+      const std::size_t d = next_device++ % devices;
+      const Batch* b = batch.get();
+      std::future<StageOutput> output = std::async(std::launch::async, [&stages, &locks, d, b] {
+        const std::lock_guard lock(locks[d]);
+        std::vector<Residues> subjects(b->seqs.size());
+        for (std::size_t i = 0; i < subjects.size(); ++i) subjects[i] = b->seqs[i].residues;
+        StageOutput o;
+        stages[d]->run(subjects, false, o);
+        return o;
+      });
+      inflight.push_back({std::move(batch), std::move(output)});
+      if (inflight.size() > devices) finish_front();
+    }
+    while (!inflight.empty()) finish_front();
+    for (const auto& stage : stages) {
+      const GpuStage::Stats st = stage->stats();
+      timings.gpu_scan += st.scan_s;
+      timings.gpu_screen += st.screen_s;
+    }
+#else
+    throw Error(ErrorKind::kGpu,
+                "blastp: GPUs requested, but this build has no GPU support (built without CUDA)");
+#endif
   }
   if (next_oid > INT_MAX)
     throw Error(ErrorKind::kInput, "blastp: more than 2^31 - 1 database sequences", db_path);
 
+  const auto t_traceback = Clock::now();
   // 6. Traceback per (query, selected subject), in each query's preliminary order.
   std::vector<std::pair<std::size_t, std::size_t>> work;  // (query, entry index)
   for (const std::size_t q : active) {
@@ -344,6 +481,8 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
     }
   }
   for (const std::int64_t oid : reported) result.subjects.emplace(oid, std::move(kept.at(oid)));
+  timings.traceback += seconds_since(t_traceback);
+  timings.total = seconds_since(t_start);
   return result;
 }
 

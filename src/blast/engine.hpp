@@ -21,6 +21,12 @@
 // traceback stage (or the composition-based redo) runs per (query, subject) on the pool, and the final
 // hit lists are selected per query. Memory: the queries, one batch, and the selected subjects.
 //
+// With GPUs (options.gpus): batches of gpu_batch_residues go round robin to the devices' GpuStage (one
+// host thread each, the queries' tables resident), up to one batch per device in flight while the host
+// reads the next one and, on the pool, runs preliminary_hsps for the pairs the GPU screen passed on
+// (ScreenResult::kFull) and the CPU scan for subjects too long for the GPU; then the same selection.
+// Memory: up to devices + 1 batches.
+//
 // Determinism: every per-(query, subject) computation is a pure function of the query, the subject and
 // the totals; selection uses a total order; so any thread count and batch size give identical results.
 #pragma once
@@ -65,6 +71,25 @@ struct BlastpRunOptions {
   BlastpOptions search;                    // db_length / db_num_seqs / min_subject_length: from totals
   unsigned threads = 1;                    // 0: all hardware threads
   std::size_t batch_residues = 16u << 20;  // subjects read per batch (about; at least one sequence)
+  // CUDA devices for the seed stages (gpu_stage.hpp: word hits, two-hit, ungapped, preliminary screen);
+  // empty: everything on the CPU. Results are identical either way. Needs a CUDA build (else kGpu).
+  std::vector<int> gpus;
+  std::size_t gpu_batch_residues = 64u << 20;  // batch size when gpus is not empty
+};
+
+// Where the time went (wall clock, seconds). With GPUs the phases overlap: `seed` is the time the host
+// waited for the GPUs' results beyond the work it did meanwhile.
+struct BlastpTimings {
+  double setup = 0;      // query contexts, lookup tables, GPU uploads
+  double read = 0;       // reading database batches
+  double seed = 0;       // CPU: scan + ungapped + preliminary gapped; GPU: waiting for the seed stage
+  double prelim = 0;     // GPU path: CPU preliminary gapped stage of the pairs the screen passed on
+  double traceback = 0;  // traceback or composition-based redo, final selection
+  double total = 0;
+  double gpu_scan = 0;              // GPU kernel time of the scan (sum over devices)
+  double gpu_screen = 0;            // GPU time of sorting, grouping and screening
+  std::int64_t gpu_pairs = 0;       // (query, subject) pairs with saved ungapped HSPs
+  std::int64_t gpu_full_pairs = 0;  // ... passed to the CPU's preliminary stage
 };
 
 struct BlastpSubject {
@@ -83,12 +108,15 @@ struct BlastpRunResult {
   std::vector<BlastpQueryResult> queries;                    // one per query, in input order
   std::unordered_map<std::int64_t, BlastpSubject> subjects;  // every subject some query reports
   DatabaseTotals totals;
-  SearchCounts counts;  // summed over queries
+  SearchCounts counts;  // summed over queries; identical with and without GPUs
+  BlastpTimings timings;
 };
 
 // Searches every query against the database at db_path. Errors: as blastp_search (matrix / gap costs
 // without statistics: kUsage), as SequenceSource (unreadable or malformed database: kIo / kFormat), and
-// kInput for a query longer than 2^24 residues or a subject longer than 2^30 (32-bit diagonal offsets).
+// kInput for a query longer than 2^24 residues or a subject longer than 2^30 (32-bit diagonal offsets);
+// with GPUs, kGpu for CUDA failures or a build without CUDA, kInput for a query whose diagonal table does
+// not fit the GPU's shared memory (about 50,000 residues on an H100).
 BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::string& db_path,
                            const DatabaseTotals& totals, const BlastpRunOptions& options);
 

@@ -41,6 +41,7 @@
 #include "stats/blast_tables.hpp"
 #include "warpsearch/db.hpp"
 #include "warpsearch/error.hpp"
+#include "warpsearch/gpu.hpp"
 #include "warpsearch/output_file.hpp"
 #include "warpsearch/scoring.hpp"
 #include "warpsearch/seqio.hpp"
@@ -115,6 +116,7 @@ struct BlastpCliOptions {
   std::string seg = "no";
   int max_target_seqs = 500;
   bool exact_max_target_seqs = false;
+  bool timing = false;
   int max_hsps = 0;
   double xdrop_ungap = 0;
   double xdrop_gap = 0;
@@ -432,6 +434,11 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   run.threads = o.num_threads_opt->count() > 0      ? static_cast<unsigned>(o.num_threads)
                 : o.global_threads_opt->count() > 0 ? global.resolved_threads()
                                                     : 1u;
+  // The seed stages on the GPUs of --device / --gpus (global options; auto: the GPUs when usable). The
+  // output is the same either way.
+  const DeviceSelection devices = global.resolve_devices();
+  if (devices.use_gpu)
+    for (const DeviceInfo& d : devices.devices) run.gpus.push_back(d.id);
 
   ReportWriter::Setup report{&matrix, &search, have_subject, target, {}};
   if (o.max_target_seqs_opt->count() > 0) report.report_subjects = o.max_target_seqs;
@@ -471,6 +478,19 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
       }
     }
     const blast::BlastpRunResult result = blast::blastp_run(batch, target, totals, run);
+    if (o.timing) {
+      const blast::BlastpTimings& t = result.timings;
+      fmt::print(
+          stderr,
+          "timing: setup {:.3f} s\ntiming: read {:.3f} s\ntiming: seed {:.3f} s\ntiming: prelim {:.3f} s\n"
+          "timing: traceback {:.3f} s\ntiming: batch_total {:.3f} s\n",
+          t.setup, t.read, t.seed, t.prelim, t.traceback, t.total);
+      if (!run.gpus.empty())
+        fmt::print(stderr,
+                   "timing: gpu_scan {:.3f} s\ntiming: gpu_screen {:.3f} s\n"
+                   "timing: gpu pairs {} (to the CPU: {})\n",
+                   t.gpu_scan, t.gpu_screen, t.gpu_pairs, t.gpu_full_pairs);
+    }
     out.write(writer.batch(batch, result));
     queries += batch.size();
     for (std::size_t q = 0; q < result.queries.size(); ++q) {
@@ -489,10 +509,12 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
 
   if (!global.quiet && o.out != "-") {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    fmt::print(stderr,
-               "blastp: {} quer{} vs {} subject{} ({} residues): {} HSP{} in {:.2f} s on {} thread{}\n",
-               queries, queries == 1 ? "y" : "ies", totals.sequences, totals.sequences == 1 ? "" : "s",
-               totals.length, hits, hits == 1 ? "" : "s", seconds, run.threads, run.threads == 1 ? "" : "s");
+    fmt::print(
+        stderr, "blastp: {} quer{} vs {} subject{} ({} residues): {} HSP{} in {:.2f} s on {} thread{}{}\n",
+        queries, queries == 1 ? "y" : "ies", totals.sequences, totals.sequences == 1 ? "" : "s",
+        totals.length, hits, hits == 1 ? "" : "s", seconds, run.threads, run.threads == 1 ? "" : "s",
+        run.gpus.empty() ? std::string()
+                         : fmt::format(" and {} GPU{}", run.gpus.size(), run.gpus.size() == 1 ? "" : "s"));
   }
 }
 
@@ -580,6 +602,9 @@ void register_blastp(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str();
 
   auto misc = cmd->add_option_group("Miscellaneous options");
+  misc->add_flag(
+      "--timing", o.timing,
+      "Print where the time went (read, seed stages, preliminary, traceback; GPU kernels) on stderr");
   o.num_threads_opt = misc->add_option(
       "--num_threads", o.num_threads,
       "Number of threads (CPUs) to use in the BLAST search [default: 1, or the global --threads when given]");
@@ -600,14 +625,19 @@ void register_blastp(CLI::App& app, const GlobalOptions& global) {
       "-subject searches the sequences of a FASTA file and computes statistics over that set (blastp's\n"
       "BLAST-2-Sequences mode). Queries are protein FASTA; a letter outside the protein alphabet or an "
       "empty\n"
-      "sequence is an error. Not implemented: -outfmt 0-5 and 8-18, -html, -remote, -parse_deflines, seqid "
+      "sequence is an error. With --device gpu (or auto, a global option; --gpus picks the GPUs) the seed\n"
+      "stages (word hits, ungapped and preliminary gapped extension) run on the GPUs, with the same "
+      "results.\n"
+      "Not implemented: -outfmt 1-5 and 8-18, -html, -remote, -parse_deflines, seqid "
       "and\n"
       "taxonomy lists, culling, -ungapped and the other options blastp -help lists but this help does not.\n"
       "Examples:\n"
       "  warpsearch blastp -query q.fa -db swissprot -outfmt 6 -evalue 1e-5 -num_threads 8 -out hits.tsv\n"
       "  warpsearch blastp -query q.fa -subject s.fa -outfmt \"7 std qlen slen\"\n"
       "  warpsearch blastp --query q.fa --db proteins.fa --outfmt 6 --matrix BLOSUM45 --max_target_seqs 50\n"
-      "  warpsearch blastp -query q.fa -db nr_subset -outfmt 6 -comp_based_stats 0 -seg yes -max_hsps 1");
+      "  warpsearch blastp -query q.fa -db nr_subset -outfmt 6 -comp_based_stats 0 -seg yes -max_hsps 1\n"
+      "  warpsearch blastp -query q.fa -db uniref50 -outfmt 6 -num_threads 16 --device gpu --gpus 0,1 "
+      "--timing");
   cmd->callback([opts, &global] { run_blastp(*opts, global); });
 }
 
