@@ -42,6 +42,10 @@ constexpr std::size_t kTaskResidues = 1u << 18;
 constexpr std::size_t kMaxSubjectLength = std::size_t{1} << 30;
 // The longest query: its diagonal array (a power of two >= length + window, 8 bytes a slot) stays <= 256 MiB.
 constexpr std::size_t kMaxQueryLength = std::size_t{1} << 24;
+// Threads decoding a batch of a BLAST+ or packed database.
+constexpr std::size_t kReadThreads = 8;
+// GPU seed stages (one stream each) per GPU.
+constexpr std::size_t kStagesPerGpu = 2;
 // Query groups (GroupScanner): up to this many query residues share one lookup table and subject pass.
 constexpr std::size_t kGroupResidues = 1u << 14;
 constexpr std::size_t kGroupDiagonals = 1u << 18;
@@ -82,8 +86,9 @@ double seconds_since(Clock::time_point t0) {
 
 // A batch of database sequences; first_oid: database id of seqs[0].
 struct Batch {
-  std::vector<Sequence> seqs;
+  std::vector<Sequence> seqs;  // read by id: residues only
   std::int64_t first_oid = 0;
+  bool by_id = false;  // from a BLAST+ or packed database by id (names and deflines not read)
 };
 
 // Entries found per task: (query index, entry).
@@ -221,30 +226,91 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
   SequenceSource source = SequenceSource::open(db_path, subject_reader_options());
   std::int64_t next_oid = 0;
   bool done = false;
+  // A BLAST+ or packed database is read by id: a batch's residues are decoded on kReadThreads threads and
+  // the deflines only of the subjects kept (the same sequences in the same order as source.next()).
+  const BlastDb* blast_db = source.blast_db();
+  const PackedDb* packed_db = source.packed_db();
+  const std::uint64_t db_size = blast_db != nullptr    ? blast_db->size()
+                                : packed_db != nullptr ? packed_db->size()
+                                                       : 0;
+  const auto db_length = [&](std::uint64_t oid) {
+    return blast_db != nullptr ? blast_db->length(oid) : packed_db->length(oid);
+  };
+  const auto db_sequence = [&](std::uint64_t oid, Sequence& seq) {
+    if (blast_db != nullptr)
+      blast_db->to_sequence(oid, seq);
+    else
+      packed_db->to_sequence(oid, seq);
+  };
+  const auto too_long = [&](const std::string& name, std::size_t length, std::uint64_t line) {
+    return Error(ErrorKind::kInput,
+                 fmt::format("subject {} ({}) has {} residues; blastp handles at most {} per sequence",
+                             next_oid + 1, name, length, kMaxSubjectLength),
+                 db_path, line);
+  };
   // Reads the next batch of about `want` residues (at least one sequence); false at the end.
   const auto read_batch = [&](std::size_t want, Batch& batch) {
     const auto t0 = Clock::now();
     batch.seqs.clear();
     batch.first_oid = next_oid;
+    batch.by_id = db_size > 0;
     std::size_t residues = 0;
-    while (!done && (residues < want || batch.seqs.empty())) {
-      batch.seqs.emplace_back();
-      if (!source.next(batch.seqs.back())) {
-        batch.seqs.pop_back();
-        done = true;
-        break;
+    if (batch.by_id) {
+      auto oid = static_cast<std::uint64_t>(next_oid);
+      while (oid < db_size && (residues < want || oid == static_cast<std::uint64_t>(next_oid))) {
+        const std::uint64_t length = db_length(oid);
+        if (length > kMaxSubjectLength) {
+          Sequence seq;
+          db_sequence(oid, seq);
+          next_oid = static_cast<std::int64_t>(oid);
+          throw too_long(seq.name, seq.length(), 0);
+        }
+        residues += length;
+        ++oid;
       }
-      if (batch.seqs.back().length() > kMaxSubjectLength)
-        throw Error(
-            ErrorKind::kInput,
-            fmt::format("subject {} ({}) has {} residues; blastp handles at most {} per sequence",
-                        next_oid + 1, batch.seqs.back().name, batch.seqs.back().length(), kMaxSubjectLength),
-            db_path, batch.seqs.back().line);
-      residues += batch.seqs.back().length();
-      ++next_oid;
+      batch.seqs.resize(oid - static_cast<std::uint64_t>(next_oid));
+      const std::size_t n = batch.seqs.size();
+      const std::size_t parts = std::min<std::size_t>(kReadThreads, n);
+      std::vector<std::future<void>> decoded;
+      for (std::size_t p = 0; p < parts; ++p)
+        decoded.push_back(std::async(std::launch::async, [&, p] {
+          for (std::size_t i = n * p / parts; i < n * (p + 1) / parts; ++i) {
+            const auto id = static_cast<std::uint64_t>(batch.first_oid) + i;
+            if (blast_db != nullptr) {
+              blast_db->residues(id, batch.seqs[i].residues);
+            } else {
+              const std::span<const std::uint8_t> r = packed_db->residues(id);
+              batch.seqs[i].residues.assign(r.begin(), r.end());
+            }
+          }
+        }));
+      for (std::future<void>& f : decoded) f.wait();
+      for (std::future<void>& f : decoded) f.get();  // the first error, once all threads are done
+      next_oid = static_cast<std::int64_t>(oid);
+      done = oid >= db_size;
+    } else {
+      while (!done && (residues < want || batch.seqs.empty())) {
+        batch.seqs.emplace_back();
+        if (!source.next(batch.seqs.back())) {
+          batch.seqs.pop_back();
+          done = true;
+          break;
+        }
+        if (batch.seqs.back().length() > kMaxSubjectLength)
+          throw too_long(batch.seqs.back().name, batch.seqs.back().length(), batch.seqs.back().line);
+        residues += batch.seqs.back().length();
+        ++next_oid;
+      }
     }
     timings.read += seconds_since(t0);
     return !batch.seqs.empty();
+  };
+  // The defline of subject i of a batch (read now for a batch read by id).
+  const auto defline_at = [&](const Batch& batch, std::size_t i) {
+    if (!batch.by_id) return defline_of(batch.seqs[i]);
+    Sequence seq;
+    db_sequence(static_cast<std::uint64_t>(batch.first_oid) + i, seq);
+    return defline_of(seq);
   };
 
   // The CPU seed stages (scan, ungapped, preliminary gapped) of the given subjects of a batch: tasks = query
@@ -299,7 +365,7 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
       const std::int64_t oid = batch.first_oid + static_cast<std::int64_t>(i);
       if (!held.contains(oid)) continue;
       BlastpSubject& subject = kept[oid];
-      subject.defline = defline_of(batch.seqs[i]);
+      subject.defline = defline_at(batch, i);
       subject.residues = std::move(batch.seqs[i].residues);
     }
   };
@@ -322,10 +388,12 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
     const auto t_setup = Clock::now();
     std::vector<const QueryContext*> active_contexts;
     for (const std::size_t q : active) active_contexts.push_back(&*contexts[q]);
-    const std::size_t devices = options.gpus.size();
+    // kStagesPerGpu stages (streams) per GPU, so that one batch's scan overlaps another's grouping, screen
+    // and transfers, and the tails of the per-query launches fill up.
+    const std::size_t devices = options.gpus.size() * kStagesPerGpu;
     std::vector<std::unique_ptr<GpuStage>> stages(devices);
     for (std::size_t d = 0; d < devices; ++d)
-      stages[d] = std::make_unique<GpuStage>(active_contexts, options.gpus[d]);
+      stages[d] = std::make_unique<GpuStage>(active_contexts, options.gpus[d % options.gpus.size()]);
     timings.setup += seconds_since(t_setup);
     struct InFlight {
       std::unique_ptr<Batch> batch;
@@ -348,7 +416,7 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
         if (out.pairs[k].screen == ScreenResult::kFull) full.push_back(k);
       timings.gpu_pairs += static_cast<std::int64_t>(out.pairs.size());
       timings.gpu_full_pairs += static_cast<std::int64_t>(full.size());
-      constexpr std::size_t kPairsPerTask = 16;
+      constexpr std::size_t kPairsPerTask = 4;
       const std::size_t tasks = (full.size() + kPairsPerTask - 1) / kPairsPerTask;
       Found found(tasks);
       std::vector<SearchCounts> task_counts(tasks);
@@ -374,10 +442,20 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
       absorb(batch, found, task_counts);
       timings.prelim += seconds_since(t1);
     };
+    // The next batch is read on its own thread while this one waits for the GPUs and works on their output.
+    const auto read_next = [&] {
+      return std::async(std::launch::async, [&] {
+        auto b = std::make_unique<Batch>();
+        if (!read_batch(options.gpu_batch_residues, *b)) b.reset();
+        return b;
+      });
+    };
+    std::future<std::unique_ptr<Batch>> next = read_next();
     std::size_t next_device = 0;
     for (;;) {
-      auto batch = std::make_unique<Batch>();
-      if (!read_batch(options.gpu_batch_residues, *batch)) break;
+      std::unique_ptr<Batch> batch = next.get();
+      if (!batch) break;
+      next = read_next();
       const std::size_t d = next_device++ % devices;
       const Batch* b = batch.get();
       std::future<StageOutput> output = std::async(std::launch::async, [&stages, &locks, d, b] {

@@ -21,11 +21,11 @@
 // traceback stage (or the composition-based redo) runs per (query, subject) on the pool, and the final
 // hit lists are selected per query. Memory: the queries, one batch, and the selected subjects.
 //
-// With GPUs (options.gpus): batches of gpu_batch_residues go round robin to the devices' GpuStage (one
-// host thread each, the queries' tables resident), up to one batch per device in flight while the host
-// reads the next one and, on the pool, runs preliminary_hsps for the pairs the GPU screen passed on
-// (ScreenResult::kFull) and the CPU scan for subjects too long for the GPU; then the same selection.
-// Memory: up to devices + 1 batches.
+// With GPUs (options.gpus): batches of gpu_batch_residues go round robin to two GpuStages per device (one
+// host thread and one CUDA stream each, the queries' tables resident), one batch in flight per stage, while
+// a reader thread reads the next batch and the host runs, on the pool, preliminary_hsps for the pairs the
+// GPU screen passed on (ScreenResult::kFull) and the CPU scan for subjects too long for the GPU; then the
+// same selection. Memory: up to 2 x devices + 2 batches.
 //
 // Determinism: every per-(query, subject) computation is a pure function of the query, the subject and
 // the totals; selection uses a total order; so any thread count and batch size give identical results.

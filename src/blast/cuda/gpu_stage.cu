@@ -79,7 +79,13 @@ __host__ __device__ inline bool hsp_before(const UngappedHsp& a, const UngappedH
 
 // Dynamic shared memory: the 32 x 32 score table, the presence bits (word size <= 3), then one diagonal
 // table per warp.
-__global__ void scan_kernel(DevQuery q, std::uint32_t query_index, const std::uint8_t* __restrict__ residues,
+// Entry: the diagonal table's element. std::int32_t: BLAST's running offset (no clearing between subjects),
+// for the subjects longer than short_limit. std::int16_t: half the shared memory (twice the warps for long
+// queries), the table cleared before every subject (offset = window), for the subjects of at most
+// short_limit residues, whose entries (2 (n + window) + 1 at most) fit.
+template <class Entry>
+__global__ void scan_kernel(DevQuery q, std::int32_t short_limit, std::uint32_t query_index,
+                            const std::uint8_t* __restrict__ residues,
                             const std::uint64_t* __restrict__ subject_offsets, std::uint32_t num_subjects,
                             const std::int8_t* __restrict__ score_table, int word_size, int window,
                             std::uint32_t word_mask, int presence_words_in_shared,
@@ -89,17 +95,19 @@ __global__ void scan_kernel(DevQuery q, std::uint32_t query_index, const std::ui
   extern __shared__ __align__(16) unsigned char smem[];
   auto* table = reinterpret_cast<std::int8_t*>(smem);
   auto* presence_s = reinterpret_cast<std::uint64_t*>(smem + kMaxCodes * kMaxCodes);
-  auto* diag_base = reinterpret_cast<std::int32_t*>(smem + kMaxCodes * kMaxCodes +
-                                                    sizeof(std::uint64_t) * presence_words_in_shared);
+  constexpr bool kShort = sizeof(Entry) == 2;
+  auto* diag_base = reinterpret_cast<Entry*>(smem + kMaxCodes * kMaxCodes +
+                                             sizeof(std::uint64_t) * presence_words_in_shared);
   for (int i = threadIdx.x; i < kMaxCodes * kMaxCodes; i += blockDim.x) table[i] = score_table[i];
   for (int i = threadIdx.x; i < presence_words_in_shared; i += blockDim.x) presence_s[i] = q.presence[i];
   const std::uint64_t* presence = presence_words_in_shared > 0 ? presence_s : q.presence;
   const int lane = static_cast<int>(threadIdx.x) & (kWarp - 1);
   const int warp = static_cast<int>(threadIdx.x) / kWarp;
   const std::uint32_t entries = q.diag_mask + 1;
-  std::int32_t* diag = diag_base + static_cast<std::size_t>(warp) * entries;
+  Entry* diag = diag_base + static_cast<std::size_t>(warp) * entries;
+  const auto fresh = static_cast<Entry>(-window * 2);
   // BLAST's fresh table: "last hit" window letters before the start, offset = window.
-  for (std::uint32_t i = static_cast<std::uint32_t>(lane); i < entries; i += kWarp) diag[i] = -window * 2;
+  for (std::uint32_t i = static_cast<std::uint32_t>(lane); i < entries; i += kWarp) diag[i] = fresh;
   __syncthreads();
   std::int64_t offset = window;
   unsigned long long n_hits = 0, n_ext = 0, n_saved = 0;
@@ -112,11 +120,12 @@ __global__ void scan_kernel(DevQuery q, std::uint32_t query_index, const std::ui
     const std::uint64_t begin = subject_offsets[si];
     const std::uint64_t length64 = subject_offsets[si + 1] - begin;
     if (length64 > kGpuMaxSubjectLength) continue;  // scanned on the CPU by the caller
+    if (kShort != (static_cast<std::int64_t>(length64) <= short_limit)) continue;  // the other variant's
     const auto n = static_cast<std::int32_t>(length64);
     const std::uint8_t* subject = residues + begin;
-    if (offset + n + window >= kOffsetLimit) {  // s_BlastDiagClear, early enough for 31-bit entries
+    if (kShort || offset + n + window >= kOffsetLimit) {  // s_BlastDiagClear (31-bit entries: early enough)
       __syncwarp();
-      for (std::uint32_t i = static_cast<std::uint32_t>(lane); i < entries; i += kWarp) diag[i] = -window * 2;
+      for (std::uint32_t i = static_cast<std::uint32_t>(lane); i < entries; i += kWarp) diag[i] = fresh;
       __syncwarp();
       offset = window;
     }
@@ -174,11 +183,11 @@ __global__ void scan_kernel(DevQuery q, std::uint32_t query_index, const std::ui
             const std::int32_t last = e >> 1;
             const std::int32_t shifted = s_hit + off;
             if (e & 1) {
-              if (shifted >= last) diag[slot] = shifted * 2;
+              if (shifted >= last) diag[slot] = static_cast<Entry>(shifted * 2);
             } else {
               const std::int32_t diff = shifted - last;
               if (diff >= window || (diff >= word_size && q_off - diff < 0)) {
-                diag[slot] = shifted * 2;
+                diag[slot] = static_cast<Entry>(shifted * 2);
               } else if (diff >= word_size) {
                 const TwoHitExtension x =
                     extend_two_hit_raw(q.residues, q.length, subject, n, table, s_hit - diff + word_size,
@@ -198,8 +207,8 @@ __global__ void scan_kernel(DevQuery q, std::uint32_t query_index, const std::ui
                                            s_hit};
                   }
                 }
-                diag[slot] =
-                    x.right_extended ? (x.subject_last - (word_size - 1) + off) * 2 + 1 : shifted * 2;
+                diag[slot] = static_cast<Entry>(
+                    x.right_extended ? (x.subject_last - (word_size - 1) + off) * 2 + 1 : shifted * 2);
               }
             }
           }
@@ -327,9 +336,45 @@ struct GpuStage::Impl {
   Stats stats;
   gpu::Event ev0, ev1, ev2;
 
+  std::size_t batch_subjects = 0;
+
   void upload_queries();
   void run(std::span<const Residues> subjects, bool keep_all, StageOutput& out);
+  template <class Entry>
+  void launch_scan(std::size_t qi, std::int32_t short_limit, int presence_shared, std::size_t counter);
 };
+
+// One scan launch for query qi over the current batch: as many warps per block as leave room for two blocks
+// per SM (at most 8), as many blocks as fit on the device at once (the warps take subjects from a counter).
+template <class Entry>
+void GpuStage::Impl::launch_scan(std::size_t qi, std::int32_t short_limit, int presence_shared,
+                                 std::size_t counter) {
+  const DevQuery& q = dev_queries[qi];
+  const std::size_t table_bytes = static_cast<std::size_t>(q.diag_mask + 1) * sizeof(Entry);
+  const std::size_t fixed =
+      kMaxCodes * kMaxCodes + sizeof(std::uint64_t) * static_cast<std::size_t>(presence_shared);
+  if (fixed + table_bytes > shared_optin)
+    throw Error(ErrorKind::kInput, "blastp --device gpu: a query of " + std::to_string(q.length) +
+                                       " residues needs a diagonal table of " + std::to_string(table_bytes) +
+                                       " bytes, more than the " + std::to_string(shared_optin) +
+                                       " bytes of shared memory of GPU " + std::to_string(device) +
+                                       "; use --device cpu");
+  const int warps = static_cast<int>(std::clamp<std::size_t>((shared_optin - fixed) / table_bytes / 2, 1, 8));
+  const std::size_t smem = fixed + table_bytes * static_cast<std::size_t>(warps);
+  int per_sm = 0;
+  WS_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, scan_kernel<Entry>, warps * kWarp, smem));
+  const std::size_t want =
+      (batch_subjects + static_cast<std::size_t>(warps) - 1) / static_cast<std::size_t>(warps);
+  const int grid =
+      static_cast<int>(std::min<std::size_t>(want, static_cast<std::size_t>(std::max(per_sm, 1) * sm_count)));
+  scan_kernel<Entry><<<grid, warps * kWarp, smem, stream.get()>>>(
+      q, short_limit, static_cast<std::uint32_t>(qi), d_residues.data(), d_offsets.data(),
+      static_cast<std::uint32_t>(batch_subjects), score_table.data(), word_size, window, word_mask,
+      presence_shared, d_next.data() + counter, d_keys.data(), d_hsps.data(), d_hsp_count.data(),
+      hsp_capacity, d_counts.data());
+  WS_CUDA_CHECK_LAUNCH();
+}
 
 void GpuStage::Impl::upload_queries() {
   const QueryContext& first = *queries.front();
@@ -399,7 +444,9 @@ GpuStage::GpuStage(std::span<const QueryContext* const> queries, int device) {
   m.name = prop.name;
   m.sm_count = prop.multiProcessorCount;
   m.shared_optin = prop.sharedMemPerBlockOptin;
-  WS_CUDA_CHECK(cudaFuncSetAttribute(scan_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  WS_CUDA_CHECK(cudaFuncSetAttribute(scan_kernel<std::int16_t>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(m.shared_optin)));
+  WS_CUDA_CHECK(cudaFuncSetAttribute(scan_kernel<std::int32_t>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      static_cast<int>(m.shared_optin)));
   m.d_hsp_count = gpu::DeviceBuffer<unsigned long long>(1);
   m.d_counts = gpu::DeviceBuffer<DevCounts>(1);
@@ -424,6 +471,7 @@ void GpuStage::run(std::span<const Residues> subjects, bool keep_all, StageOutpu
 void GpuStage::Impl::run(std::span<const Residues> subjects, bool keep_all, StageOutput& out) {
   out = StageOutput{};
   const std::size_t ns = subjects.size();
+  batch_subjects = ns;
   if (queries.empty() || ns == 0) return;
   if (ns >= (std::size_t{1} << 32) - 1)
     throw Error(ErrorKind::kInternal, "GpuStage: too many subjects in a batch");
@@ -452,42 +500,27 @@ void GpuStage::Impl::run(std::span<const Residues> subjects, bool keep_all, Stag
 
   // Scan: one launch per query; rerun with a larger buffer if the HSPs did not fit.
   const std::size_t nq = queries.size();
-  ensure(d_next, nq);
+  ensure(d_next, 2 * nq);
+  // Subjects of at most short_limit residues use 16-bit diagonal entries (see scan_kernel).
+  const std::int32_t short_limit = window <= 16000 ? 16383 - window : -1;
+  bool any_short = false, any_long = false;
+  for (const Residues& r : subjects) {
+    if (r.size() > kGpuMaxSubjectLength) continue;
+    (static_cast<std::int64_t>(r.size()) <= short_limit ? any_short : any_long) = true;
+  }
   unsigned long long hsp_total = 0;
   DevCounts counts{};
   for (;;) {
     ensure(d_keys, hsp_capacity);
     ensure(d_hsps, hsp_capacity);
-    WS_CUDA_CHECK(cudaMemsetAsync(d_next.data(), 0, nq * sizeof(std::uint32_t), stream.get()));
+    WS_CUDA_CHECK(cudaMemsetAsync(d_next.data(), 0, 2 * nq * sizeof(std::uint32_t), stream.get()));
     WS_CUDA_CHECK(cudaMemsetAsync(d_hsp_count.data(), 0, sizeof(unsigned long long), stream.get()));
     WS_CUDA_CHECK(cudaMemsetAsync(d_counts.data(), 0, sizeof(DevCounts), stream.get()));
     ev0.record(stream);
     const int presence_shared = presence_words * 8 <= 8192 ? static_cast<int>(presence_words) : 0;
     for (std::size_t qi = 0; qi < nq; ++qi) {
-      const DevQuery& q = dev_queries[qi];
-      const std::size_t table_bytes = static_cast<std::size_t>(q.diag_mask + 1) * sizeof(std::int32_t);
-      const std::size_t fixed =
-          kMaxCodes * kMaxCodes + sizeof(std::uint64_t) * static_cast<std::size_t>(presence_shared);
-      if (fixed + table_bytes > shared_optin)
-        throw Error(ErrorKind::kInput, "blastp --device gpu: a query of " + std::to_string(q.length) +
-                                           " residues needs a diagonal table of " +
-                                           std::to_string(table_bytes) + " bytes, more than the " +
-                                           std::to_string(shared_optin) + " bytes of shared memory of GPU " +
-                                           std::to_string(device) + "; use --device cpu");
-      const int warps =
-          static_cast<int>(std::clamp<std::size_t>((shared_optin - fixed) / table_bytes / 2, 1, 8));
-      const std::size_t smem = fixed + table_bytes * static_cast<std::size_t>(warps);
-      int per_sm = 0;
-      WS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, scan_kernel, warps * kWarp, smem));
-      const std::size_t want = (ns + static_cast<std::size_t>(warps) - 1) / static_cast<std::size_t>(warps);
-      const int grid = static_cast<int>(
-          std::min<std::size_t>(want, static_cast<std::size_t>(std::max(per_sm, 1) * sm_count)));
-      scan_kernel<<<grid, warps * kWarp, smem, stream.get()>>>(
-          q, static_cast<std::uint32_t>(qi), d_residues.data(), d_offsets.data(),
-          static_cast<std::uint32_t>(ns), score_table.data(), word_size, window, word_mask, presence_shared,
-          d_next.data() + qi, d_keys.data(), d_hsps.data(), d_hsp_count.data(), hsp_capacity,
-          d_counts.data());
-      WS_CUDA_CHECK_LAUNCH();
+      if (any_short) launch_scan<std::int16_t>(qi, short_limit, presence_shared, 2 * qi);
+      if (any_long) launch_scan<std::int32_t>(qi, short_limit, presence_shared, 2 * qi + 1);
     }
     ev1.record(stream);
     WS_CUDA_CHECK(cudaMemcpyAsync(&hsp_total, d_hsp_count.data(), sizeof(hsp_total), cudaMemcpyDeviceToHost,
