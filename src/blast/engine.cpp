@@ -385,6 +385,16 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
     }
   } else {
 #ifdef WARPSEARCH_HAVE_CUDA
+    // The next batch is read on its own thread while this one waits for the GPUs and works on their output;
+    // the first one is read while the GPU stages are set up.
+    const auto read_next = [&] {
+      return std::async(std::launch::async, [&] {
+        auto b = std::make_unique<Batch>();
+        if (!read_batch(options.gpu_batch_residues, *b)) b.reset();
+        return b;
+      });
+    };
+    std::future<std::unique_ptr<Batch>> next = read_next();
     const auto t_setup = Clock::now();
     std::vector<const QueryContext*> active_contexts;
     for (const std::size_t q : active) active_contexts.push_back(&*contexts[q]);
@@ -442,15 +452,6 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
       absorb(batch, found, task_counts);
       timings.prelim += seconds_since(t1);
     };
-    // The next batch is read on its own thread while this one waits for the GPUs and works on their output.
-    const auto read_next = [&] {
-      return std::async(std::launch::async, [&] {
-        auto b = std::make_unique<Batch>();
-        if (!read_batch(options.gpu_batch_residues, *b)) b.reset();
-        return b;
-      });
-    };
-    std::future<std::unique_ptr<Batch>> next = read_next();
     std::size_t next_device = 0;
     for (;;) {
       std::unique_ptr<Batch> batch = next.get();

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -436,9 +437,12 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
                                                     : 1u;
   // The seed stages on the GPUs of --device / --gpus (global options; auto: the GPUs when usable). The
   // output is the same either way.
-  const DeviceSelection devices = global.resolve_devices();
-  if (devices.use_gpu)
-    for (const DeviceInfo& d : devices.devices) run.gpus.push_back(d.id);
+  // The GPUs are probed (driver and context start-up: a few hundred ms) while the database totals and the
+  // first queries are read; an invalid --device value is reported now.
+  if (!parse_device_mode(global.device))
+    throw Error(ErrorKind::kUsage, fmt::format("--device {}: expected auto, cpu or gpu", global.device));
+  std::future<DeviceSelection> device_probe =
+      std::async(std::launch::async, [&global] { return global.resolve_devices(); });
 
   ReportWriter::Setup report{&matrix, &search, have_subject, target, {}};
   if (o.max_target_seqs_opt->count() > 0) report.report_subjects = o.max_target_seqs;
@@ -476,6 +480,11 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
         blast_fill = 0;
         if (batch.size() >= kBatchQueries || residues >= kBatchResidues) break;
       }
+    }
+    if (device_probe.valid()) {
+      const DeviceSelection devices = device_probe.get();
+      if (devices.use_gpu)
+        for (const DeviceInfo& d : devices.devices) run.gpus.push_back(d.id);
     }
     const blast::BlastpRunResult result = blast::blastp_run(batch, target, totals, run);
     if (o.timing) {
