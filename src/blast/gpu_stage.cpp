@@ -55,9 +55,12 @@ StageOutput stage_reference(std::span<const QueryContext* const> queries, std::s
       pair.count = static_cast<std::uint32_t>(ungapped.size());
       ScreenCounts sc;
       const Residues q = c.query();
-      pair.screen = screen_preliminary(q.data(), static_cast<int>(q.size()), subject.data(), n,
-                                       c.scoring().row(0), ungapped.data(), static_cast<int>(ungapped.size()),
-                                       params[qi], column.data(), capacity, &sc);
+      pair.screen =
+          pair.count > kStageScreenMaxHsps
+              ? ScreenResult::kFull
+              : screen_preliminary(q.data(), static_cast<int>(q.size()), subject.data(), n,
+                                   c.scoring().row(0), ungapped.data(), static_cast<int>(ungapped.size()),
+                                   params[qi], column.data(), capacity, &sc);
       if (pair.screen == ScreenResult::kEmpty) {
         out.counts.gapped_extensions += sc.gapped_extensions;
         out.counts.redone_subjects += sc.redone;

@@ -14,7 +14,8 @@
 //      two-hit rule per diagonal, extend_two_hit, score >= the query's ungapped cutoff), sorted by
 //      sort_ungapped_hsps (ties in all four keys: ascending second-hit subject offset, which is the order
 //      in which TwoHitFinder finds them);
-//   2. screen_preliminary (prelim_screen.hpp) over that list: kEmpty when preliminary_hsps would return
+//   2. for a pair of at most kStageScreenMaxHsps HSPs, screen_preliminary (prelim_screen.hpp) over that list:
+//   kEmpty when preliminary_hsps would return
 //      nothing for a reason the screen can prove (no gapped extension reaches the cutoff), kFull when the
 //      CPU must run preliminary_hsps (which recomputes everything, so the result is exact either way).
 // Counts: word hits, ungapped extensions and saved HSPs of every pair; gapped extensions and restricted
@@ -71,6 +72,9 @@ struct StageOutput {
 // only kFull pairs have HSPs in `hsps`). capacity: the screen's DP column (cells), as on the GPU.
 StageOutput stage_reference(std::span<const QueryContext* const> queries, std::span<const Residues> subjects,
                             bool keep_all, int capacity);
+
+// Pairs with more saved HSPs are kFull without a screen (the host sorts their HSPs).
+inline constexpr std::uint32_t kStageScreenMaxHsps = 256;
 
 // The screen's DP column size on the GPU (cells per thread); stage_reference with the same capacity gives
 // the same verdicts.

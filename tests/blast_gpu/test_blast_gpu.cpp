@@ -25,6 +25,7 @@
 #include "blast/engine.hpp"
 #include "blast/gpu_stage.hpp"
 #include "blast/search.hpp"
+#include "blast_random.hpp"
 #include "protein_fasta.hpp"
 #include "temp_dir.hpp"
 #include "testdata.hpp"
@@ -34,7 +35,9 @@
 namespace warpsearch::blast {
 namespace {
 
-using Codes = std::vector<std::uint8_t>;
+using test::Codes;
+using test::planted_set;
+using Set = test::PlantedSet;
 using test::read_fasta;
 using test::Record;
 using test::TempDir;
@@ -48,58 +51,6 @@ int first_gpu() {
 #define REQUIRE_GPU(dev)       \
   const int dev = first_gpu(); \
   if (dev < 0) GTEST_SKIP() << probe_devices().unavailable_reason
-
-Codes random_protein(std::mt19937_64& rng, std::size_t n) {
-  static const std::string letters = "ACDEFGHIKLMNPQRSTVWYAAGGLLEEKKSSVV";
-  Codes s(n);
-  for (auto& c : s) c = *Alphabet::protein().code(letters[rng() % letters.size()]);
-  return s;
-}
-
-// Copies a piece of `from` into `to` with point mutations (rate in 1/100) and small indels.
-void plant(std::mt19937_64& rng, const Codes& from, Codes& to, int mutate_percent) {
-  if (from.size() < 20 || to.size() < 20) return;
-  const std::size_t len = std::min<std::size_t>({from.size(), to.size(), 20 + rng() % 200});
-  const std::size_t a = rng() % (from.size() - len + 1);
-  const std::size_t b = rng() % (to.size() - len + 1);
-  const Codes fresh = random_protein(rng, len);
-  for (std::size_t i = 0; i < len; ++i)
-    to[b + i] = static_cast<int>(rng() % 100) < mutate_percent ? fresh[i] : from[a + i];
-  if (rng() % 3 == 0 && b + len / 2 + 3 < to.size())  // a small deletion in the copy
-    to.erase(to.begin() + static_cast<std::ptrdiff_t>(b + len / 2),
-             to.begin() + static_cast<std::ptrdiff_t>(b + len / 2 + 1 + rng() % 3));
-}
-
-struct Set {
-  std::vector<Codes> queries;
-  std::vector<Codes> subjects;
-};
-
-Set random_set(std::uint64_t seed, int nq, int ns) {
-  std::mt19937_64 rng(seed);
-  Set set;
-  for (int i = 0; i < nq; ++i) set.queries.push_back(random_protein(rng, 30 + rng() % 900));
-  set.queries.push_back(random_protein(rng, 3000));  // a long one
-  const std::uint8_t x = *Alphabet::protein().code('X');
-  for (int i = 0; i < ns; ++i) {
-    Codes s = random_protein(rng, rng() % 8 == 0 ? rng() % 4 : 20 + rng() % 1200);
-    const int plants = static_cast<int>(rng() % 4);
-    for (int p = 0; p < plants; ++p)
-      plant(rng, set.queries[rng() % set.queries.size()], s, static_cast<int>(rng() % 60));
-    if (rng() % 10 == 0 && s.size() > 40) std::fill(s.begin() + 10, s.begin() + 30, x);
-    set.subjects.push_back(std::move(s));
-  }
-  // A subject longer than the 16-bit diagonal entries allow (the 32-bit kernel variant), with plants.
-  Codes longer = random_protein(rng, 20000);
-  for (int p = 0; p < 8; ++p) plant(rng, set.queries[rng() % set.queries.size()], longer, 20);
-  set.subjects.push_back(std::move(longer));
-  // A subject equal to a query (long self hit) and one made of repeats of a query piece.
-  set.subjects.push_back(set.queries[0]);
-  Codes rep;
-  for (int r = 0; r < 6; ++r) rep.insert(rep.end(), set.queries[1].begin(), set.queries[1].begin() + 25);
-  set.subjects.push_back(rep);
-  return set;
-}
 
 std::vector<QueryContext> make_contexts(const std::vector<Codes>& queries, const BlastpOptions& options,
                                         std::int64_t db_length, std::int64_t db_seqs) {
@@ -124,8 +75,8 @@ void expect_same(const StageOutput& gpu, const StageOutput& cpu) {
   EXPECT_EQ(gpu.counts.redone_subjects, cpu.counts.redone_subjects);
 }
 
-// mixed: the data must give both screen verdicts (not at -evalue 1000, where the hit-saving cutoff is below the
-// ungapped cutoff, so every saved HSP reaches it and every pair is kFull).
+// mixed: the data must give both screen verdicts (not at -evalue 1000, where the hit-saving cutoff is below
+// the ungapped cutoff, so every saved HSP reaches it and every pair is kFull).
 void check_set(const Set& set, const BlastpOptions& options, int device, bool keep_all, bool mixed = true) {
   std::int64_t db_length = 0;
   for (const Codes& s : set.subjects) db_length += static_cast<std::int64_t>(s.size());
@@ -157,7 +108,7 @@ void check_set(const Set& set, const BlastpOptions& options, int device, bool ke
 
 TEST(BlastGpuStage, RandomPlantedEqualsReference) {
   REQUIRE_GPU(device);
-  const Set set = random_set(7, 12, 1500);
+  const Set set = planted_set(7, 12, 1500);
   BlastpOptions options;
   check_set(set, options, device, true);
   check_set(set, options, device, false);
@@ -165,7 +116,7 @@ TEST(BlastGpuStage, RandomPlantedEqualsReference) {
 
 TEST(BlastGpuStage, OptionVariantsEqualReference) {
   REQUIRE_GPU(device);
-  const Set set = random_set(11, 6, 800);
+  const Set set = planted_set(11, 6, 800);
   BlastpOptions w2;
   w2.word_size = 2;
   check_set(set, w2, device, true);
@@ -183,7 +134,7 @@ TEST(BlastGpuStage, OptionVariantsEqualReference) {
 
 TEST(BlastGpuStage, SingleSubjectBatches) {
   REQUIRE_GPU(device);
-  const Set set = random_set(5, 4, 30);
+  const Set set = planted_set(5, 4, 30);
   BlastpOptions options;
   const std::vector<QueryContext> contexts = make_contexts(set.queries, options, 1000000, 1000);
   std::vector<const QueryContext*> ptrs;
@@ -218,7 +169,7 @@ TEST(BlastGpuStage, RealProteinsEqualReference) {
 // blastp_run on a FASTA database: GPU == CPU (hits with every field, counts).
 TEST(BlastGpuEngine, RunEqualsCpu) {
   REQUIRE_GPU(device);
-  const Set set = random_set(21, 16, 3000);
+  const Set set = planted_set(21, 16, 3000);
   TempDir dir;
   std::vector<Record> records;
   for (std::size_t i = 0; i < set.subjects.size(); ++i)

@@ -43,7 +43,7 @@ constexpr int kWarp = 32;
 // shifted offsets stay below 2^30; the table is cleared before a subject that would pass the limit.
 constexpr std::int64_t kOffsetLimit = std::int64_t{1} << 29;
 // Pairs with more saved HSPs than this are not sorted or screened on the GPU (kFull, sorted on the host).
-constexpr std::uint32_t kScreenMaxHsps = 256;
+constexpr std::uint32_t kScreenMaxHsps = kStageScreenMaxHsps;
 // Threads of the screen kernel (each with a DP column of kStageScreenCapacity cells).
 constexpr int kScreenThreads = 1 << 16;
 
