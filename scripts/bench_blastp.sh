@@ -11,7 +11,7 @@
 # On a GPU machine (Ubuntu 24.04, no BLAST+ installed) with the packed oracle (scripts/package_blastp_oracle.sh,
 # carried as .device/blast) and the test data (.device/testdata):
 #   WARPSEARCH_TESTDATA=$PWD/.device/testdata BLASTP=.device/blast/blastp BUILD_DIR=build-bp scripts/bench_blastp.sh
-# GPU against CPU and blastp at 16 threads on the huge data, both query sets (.device/blast/run_gpu_bench.sh):
+# GPU against CPU and blastp at 16 threads on the huge data, both query sets (scripts/bench_blastp_gpu.sh):
 #   DATA=huge QUERY_SETS=paper3+sw20 DEVICES="gpu cpu" THREADS=16 CBS=0 TIMING=1 OURS_DB=blast scripts/bench_blastp.sh
 #
 # Environment (all optional; defaults in brackets):
