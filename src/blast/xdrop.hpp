@@ -97,6 +97,47 @@ struct NoTrace {
   static constexpr bool kEnabled = false;
 };
 
+// Row 0 of both DPs: the leading gap in A, as far as it stays within X; *b_size = one past its last column.
+// False when it would index col at or beyond capacity.
+WS_BLAST_HD inline bool start_band(XdropCell* col, int capacity, int N, int e, int oe, int x, int* b_size) {
+  col[0] = {0, -oe};
+  int score = -oe;
+  int b = 1;
+  for (; b <= N; ++b) {
+    if (score < -x) break;
+    if (b >= capacity) return false;
+    col[b] = {score, score - oe};
+    score -= e;
+  }
+  *b_size = b;
+  return true;
+}
+
+// The band end after a row of both DPs: cut to the last surviving cell (`last`) plus one, or, when the row's
+// last cell survived, grown along the row gap while it stays within X (on_grow(b) for each grown column);
+// then one -inf cell. False when it would index col at or beyond capacity.
+template <class OnGrow>
+WS_BLAST_HD inline bool close_row(XdropCell* col, int capacity, int N, int e, int oe, int x, int best,
+                                  int last, int gap_row, int* b_size, OnGrow on_grow) {
+  if (last < *b_size - 1) {
+    *b_size = last + 1;
+  } else {
+    while (gap_row >= best - x && *b_size <= N) {
+      if (*b_size >= capacity) return false;
+      col[*b_size] = {gap_row, gap_row - oe};
+      gap_row -= e;
+      on_grow(*b_size);
+      ++*b_size;
+    }
+  }
+  if (*b_size <= N) {
+    if (*b_size >= capacity) return false;
+    col[*b_size] = {kMinInt, kMinInt};
+    ++*b_size;
+  }
+  return true;
+}
+
 // Blast_SemiGappedAlign (Trace = NoTrace) / ALIGN_EX's DP (a recording Trace) for one direction: rows over
 // A, columns over B. `table` is a 32 x 32 score table (score of codes a and b at [a * 32 + b]) of any
 // integer type. Writes *out and returns true, or returns false when the band would index col at or beyond
@@ -119,15 +160,8 @@ WS_BLAST_HD inline bool extend_half(StrandA A, StrandB B, const Score* table, in
 
   // Row 0: the leading gap in A, as far as it stays within X.
   if constexpr (Trace::kEnabled) trace->start_row(0);
-  col[0] = {0, -oe};
-  int score = -oe;
-  int b_size = 1;
-  for (; b_size <= N; ++b_size) {
-    if (score < -x) break;
-    if (b_size >= capacity) return false;
-    col[b_size] = {score, score - oe};
-    score -= e;
-  }
+  int b_size = 0;
+  if (!start_band(col, capacity, N, e, oe, x, &b_size)) return false;
   if constexpr (Trace::kEnabled) {
     trace->reserve_to(b_size);
     for (int b = 1; b < b_size; ++b) trace->at_current(b) = kOpGapInA;
@@ -141,7 +175,7 @@ WS_BLAST_HD inline bool extend_half(StrandA A, StrandB B, const Score* table, in
       trace->start_row(first);
       trace->reserve_to(b_size);
     }
-    score = kMinInt;  // no diagonal predecessor for the row's first cell
+    int score = kMinInt;  // no diagonal predecessor for the row's first cell
     int gap_row = kMinInt;
     int last = first;
     for (int b = first; b < b_size; ++b) {
@@ -188,25 +222,13 @@ WS_BLAST_HD inline bool extend_half(StrandA A, StrandB B, const Score* table, in
       if constexpr (Trace::kEnabled) trace->at_current(b) = code;
     }
     if (first == b_size) break;
-    if (last < b_size - 1) {
-      b_size = last + 1;
-    } else {
-      while (gap_row >= best - x && b_size <= N) {
-        if (b_size >= capacity) return false;
-        col[b_size] = {gap_row, gap_row - oe};
-        gap_row -= e;
-        if constexpr (Trace::kEnabled) {
-          trace->reserve_to(b_size + 1);
-          trace->at_current(b_size) = kOpGapInA;
-        }
-        ++b_size;
-      }
-    }
-    if (b_size <= N) {
-      if (b_size >= capacity) return false;
-      col[b_size] = {kMinInt, kMinInt};
-      ++b_size;
-    }
+    if (!close_row(col, capacity, N, e, oe, x, best, last, gap_row, &b_size, [&](int b) {
+          if constexpr (Trace::kEnabled) {
+            trace->reserve_to(b + 1);
+            trace->at_current(b) = kOpGapInA;
+          }
+        }))
+      return false;
   }
   result.score = best;
   *out = result;
@@ -234,15 +256,8 @@ WS_BLAST_HD inline bool extend_half_restricted(StrandA A, StrandB B, const Score
   }
   if (capacity < 1) return false;
 
-  col[0] = {0, -oe};
-  int score = -oe;
-  int b_size = 1;
-  for (; b_size <= N; ++b_size) {
-    if (score < -x) break;
-    if (b_size >= capacity) return false;
-    col[b_size] = {score, score - oe};
-    score -= e;
-  }
+  int b_size = 0;
+  if (!start_band(col, capacity, N, e, oe, x, &b_size)) return false;
 
   int best = 0;
   int first = 0;
@@ -263,7 +278,7 @@ WS_BLAST_HD inline bool extend_half_restricted(StrandA A, StrandB B, const Score
   };
   for (int a = 1; a <= M; ++a) {
     const Score* const mrow = table + static_cast<int>(A.at(a)) * kMaxCodes;
-    score = kMinInt;
+    int score = kMinInt;
     int gap_row = kMinInt;
     int last = first;
     const bool row_may_open = a % kRestrictSize == 0;
@@ -293,21 +308,7 @@ WS_BLAST_HD inline bool extend_half_restricted(StrandA A, StrandB B, const Score
     if (first == b_size) break;
     b_gap = first;
     if (first % kRestrictSize > 0) b_gap += kRestrictSize - first % kRestrictSize;
-    if (last < b_size - 1) {
-      b_size = last + 1;
-    } else {
-      while (gap_row >= best - x && b_size <= N) {
-        if (b_size >= capacity) return false;
-        col[b_size] = {gap_row, gap_row - oe};
-        gap_row -= e;
-        ++b_size;
-      }
-    }
-    if (b_size <= N) {
-      if (b_size >= capacity) return false;
-      col[b_size] = {kMinInt, kMinInt};
-      ++b_size;
-    }
+    if (!close_row(col, capacity, N, e, oe, x, best, last, gap_row, &b_size, [](int) {})) return false;
   }
   result.score = best;
   *out = result;
