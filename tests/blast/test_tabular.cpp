@@ -28,6 +28,7 @@
 namespace warpsearch::blast {
 namespace {
 using test::have_blastp;
+using test::split_on;
 
 TEST(TabularFormat, ParsesSpecs) {
   const TabularFormat def = parse_tabular_format("6");
@@ -137,21 +138,6 @@ std::string run_blastp(const std::string& q, const std::string& target, const st
   return slurp(out);
 }
 
-std::vector<std::string> split(const std::string& line, char sep) {
-  std::vector<std::string> parts;
-  std::string cur;
-  for (char c : line) {
-    if (c == sep) {
-      parts.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  parts.push_back(cur);
-  return parts;
-}
-
 // BTOP -> edit runs (digits: identities; "XY": substitution; "X-": insertion; "-Y": deletion).
 std::vector<EditRun> script_from_btop(const std::string& btop) {
   std::vector<EditRun> runs;
@@ -186,13 +172,13 @@ struct Parsed {
 std::vector<Parsed> rebuild(const std::string& text, const std::vector<Record>& qs,
                             const std::vector<Record>& ss) {
   std::map<std::string, std::size_t> qi, si;
-  for (std::size_t i = 0; i < qs.size(); ++i) qi[split(qs[i].defline, ' ')[0]] = i;
-  for (std::size_t i = 0; i < ss.size(); ++i) si[split(ss[i].defline, ' ')[0]] = i;
+  for (std::size_t i = 0; i < qs.size(); ++i) qi[split_on(qs[i].defline, ' ')[0]] = i;
+  for (std::size_t i = 0; i < ss.size(); ++i) si[split_on(ss[i].defline, ' ')[0]] = i;
   std::vector<Parsed> out;
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
-    const auto f = split(line, '\t');
+    const auto f = split_on(line, '\t');
     EXPECT_EQ(f.size(), 10u) << line;
     if (f.size() != 10u) continue;
     Parsed p;
@@ -248,7 +234,7 @@ void compare_with_blastp(const Case& c, const std::string& out_path, int* lines_
       got += writer.query({c.qs[q].defline, c.qs[q].codes}, subjects, per_query[q]);
     got += writer.footer(c.qs.size());
     // Compare line by line for a readable failure.
-    const auto e_lines = split(expected, '\n'), g_lines = split(got, '\n');
+    const auto e_lines = split_on(expected, '\n'), g_lines = split_on(got, '\n');
     EXPECT_EQ(e_lines.size(), g_lines.size()) << spec;
     for (std::size_t i = 0; i < std::min(e_lines.size(), g_lines.size()); ++i) {
       ASSERT_EQ(g_lines[i], e_lines[i]) << spec << " line " << i;
@@ -371,7 +357,7 @@ TEST(TabularBlastp, BitScoresFromDoubles) {
   std::string line;
   int n = 0, truncated = 0;
   while (std::getline(in, line)) {
-    const auto f = split(line, '\t');
+    const auto f = split_on(line, '\t');
     ASSERT_EQ(f.size(), 2u);
     const double bits = (0.267 * std::stoi(f[0]) - std::log(0.041)) / std::log(2.0);
     EXPECT_EQ(format_tabular_bitscore(bits), f[1]) << line;

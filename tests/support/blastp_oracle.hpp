@@ -1,5 +1,5 @@
 // blastp_oracle.hpp: small helpers of the tests that compare with the installed BLAST+ blastp (skipped when
-// it is missing): whether blastp runs, the non-empty lines of its output, and tab-separated fields.
+// it is missing): whether blastp runs, the non-empty lines of its output, and fields of a line.
 #pragma once
 
 #include <cstdlib>
@@ -21,12 +21,12 @@ inline std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
-// The tab-separated fields of a line (empty fields kept).
-inline std::vector<std::string> split_tabs(const std::string& line) {
+// The fields of `line` separated by `sep` (empty fields kept); split_tabs: by tabs.
+inline std::vector<std::string> split_on(const std::string& line, char sep) {
   std::vector<std::string> parts;
   std::string cur;
   for (const char c : line) {
-    if (c == '\t') {
+    if (c == sep) {
       parts.push_back(cur);
       cur.clear();
     } else {
@@ -36,5 +36,7 @@ inline std::vector<std::string> split_tabs(const std::string& line) {
   parts.push_back(cur);
   return parts;
 }
+
+inline std::vector<std::string> split_tabs(const std::string& line) { return split_on(line, '\t'); }
 
 }  // namespace warpsearch::test
