@@ -15,8 +15,9 @@
 namespace warpsearch::scan {
 
 // Uses CUDA device `device`. The query is uploaded once; targets arrive through begin_target().
-// Throws Error(kGpu) on CUDA failures (no such device, out of memory, ...).
+// `sharing`: how many runners run kernels on this device at the same time (each then plans for, and
+// launches on, that share of it). Throws Error(kGpu) on CUDA failures (no such device, out of memory, ...).
 std::unique_ptr<SectionRunner> make_gpu_runner(const ScanModel& model, std::span<const std::uint8_t> query,
-                                               int device);
+                                               int device, int sharing = 1);
 
 }  // namespace warpsearch::scan

@@ -6,8 +6,10 @@
 // Per query (Scanner::scan):
 //   1. Query codes: residues inside soft-mask runs become N / X when Config::soft_mask is set. The plus
 //      strand scans the query, the minus strand its reverse complement (strand.hpp), both against the
-//      forward target. Protein scans are plus only. One runner set per strand (one runner per selected
-//      GPU, or one CPU runner), made for this query.
+//      forward target. Protein scans are plus only. One runner set per strand, made for this query: one
+//      CPU runner, or GPU runners (strand_devices): with both strands on an even number of GPUs
+//      (>= 2) each strand gets half of them to itself, otherwise each strand runs on every GPU, sharing
+//      each one with the other strand (both strands' kernels run concurrently, each on half the SMs).
 //   2. Scan pass: target records are read one at a time with the matrix's alphabet; every record is
 //      listed in QueryResult::targets (file order = Hit::target_index = Candidate::seq); empty records
 //      are counted (ScanStats::empty_targets) and not scanned; masked like the query. Each record and
@@ -42,6 +44,7 @@
 #include <map>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "scan/model.hpp"
@@ -178,12 +181,28 @@ struct Core {
     minus = nucleotide && config.strands != StrandMode::kPlus;
   }
 
-  // One runner per selected GPU, or one CPU runner, for these query codes.
-  std::vector<std::unique_ptr<SectionRunner>> make_runners(std::span<const std::uint8_t> query) const {
+  // The GPUs of one strand's runners, and how many strands share each of them (header: step 1).
+  // A strand on its own GPUs needs no overlap with the other strand's sections and no shared SMs.
+  std::pair<std::vector<int>, int> strand_devices(Strand strand) const {
+    std::vector<int> ids;
+    for (const DeviceInfo& d : selection.devices) ids.push_back(d.id);
+    if (!(plus && minus)) return {ids, 1};
+    if (ids.size() >= 2 && ids.size() % 2 == 0) {
+      const auto half = static_cast<std::ptrdiff_t>(ids.size() / 2);
+      if (strand == Strand::kPlus) return {std::vector<int>(ids.begin(), ids.begin() + half), 1};
+      return {std::vector<int>(ids.begin() + half, ids.end()), 1};
+    }
+    return {ids, 2};
+  }
+
+  // The runners of one strand for these query codes: GPU runners (strand_devices) or one CPU runner.
+  std::vector<std::unique_ptr<SectionRunner>> make_runners(std::span<const std::uint8_t> query,
+                                                           [[maybe_unused]] Strand strand) const {
     std::vector<std::unique_ptr<SectionRunner>> runners;
 #if WARPSEARCH_HAVE_CUDA
     if (selection.use_gpu) {
-      for (const DeviceInfo& d : selection.devices) runners.push_back(make_gpu_runner(model, query, d.id));
+      const auto [ids, sharing] = strand_devices(strand);
+      for (const int id : ids) runners.push_back(make_gpu_runner(model, query, id, sharing));
       return runners;
     }
 #endif
@@ -260,12 +279,12 @@ class QueryRun {
     query_codes_ = query_.residues;
     if (impl_.config.soft_mask) apply_soft_mask(query_codes_, query_.soft_mask, impl_.alphabet.unknown());
     if (impl_.plus) {
-      plus_runners_ = impl_.make_runners(query_codes_);
+      plus_runners_ = impl_.make_runners(query_codes_, Strand::kPlus);
       for (auto& r : plus_runners_) plus_ptrs_.push_back(r.get());
     }
     if (impl_.minus) {
       rc_codes_ = reverse_complement(query_codes_);
-      minus_runners_ = impl_.make_runners(rc_codes_);
+      minus_runners_ = impl_.make_runners(rc_codes_, Strand::kMinus);
       for (auto& r : minus_runners_) minus_ptrs_.push_back(r.get());
     }
   }
@@ -301,14 +320,14 @@ class QueryRun {
     };
     auto one = [&](std::span<SectionRunner* const> runners, Strand strand) {
       StrandScan r;
-      r.list = scan_sections(runners, t.codes, static_cast<std::int64_t>(query_codes_.size()), t.index, strand,
-                             min_score, pool_limit_, options, &r.stats);
+      r.list = scan_sections(runners, t.codes, static_cast<std::int64_t>(query_codes_.size()), t.index,
+                             strand, min_score, pool_limit_, options, &r.stats);
       return r;
     };
     std::vector<StrandScan> done;
     if (impl_.plus && impl_.minus && impl_.selection.use_gpu) {
-      // On GPUs the two strands run concurrently (each runner has its own stream): the second kernel
-      // fills the SMs that the first one's last wave leaves idle. Results are added in strand order.
+      // On GPUs the two strands run concurrently (each runner has its own stream; on shared GPUs each
+      // kernel takes half the SMs, see strand_devices). Results are added in strand order.
       auto minus = std::async(std::launch::async, [&] { return one(minus_ptrs_, Strand::kMinus); });
       StrandScan plus;
       try {

@@ -2,13 +2,16 @@
 // bit for bit. CUDA builds only; every test is skipped without a usable GPU.
 //
 // Contents: run() on random DNA (SSCA#1 5/-3, 8/1), tie-heavy small alphabets (1/-1 with free or cheap
-// gap opens) and protein (BLOSUM62 11/1) with every strip height (R = 4, 8, 16, automatic): probe and end
+// gap opens) and protein (BLOSUM62 11/1) with every strip height (R = 4, 8, 16, automatic), each with
+// the automatic column block and with blocks of 32 and 96 columns (work units cut the tasks' columns, so
+// states cross unit boundaries many times): probe and end
 // states and the column records of owned columns == reference_columns(), for many shapes (m below 32,
 // not a multiple of 32 R, one row, one column, tasks narrower than their overlap, empty tasks), with
 // and without initial states, several tasks per launch and repeated launches on one target;
 // candidates() == reduce_records() for many minimum scores and limits (0, 1, small, all) and ranges;
 // scan_sections() with GPU runners (alone, two at once, mixed with a CPU runner, overlap 1 forcing
-// fixups) == the CPU runner; a 200 kbp window of C. elegans chrX against a mutated planted query.
+// fixups, two runners sharing the device concurrently) == the CPU runner; a 200 kbp window of C. elegans
+// chrX against a mutated planted query.
 // ScanGpu.PerfThroughput (skipped unless WARPSEARCH_SCAN_GPU_PERF=1, or =2 for one launch to profile)
 // prints kernel throughput for 10 kbp and 1 Mbp DNA queries against chrX and a protein shape.
 #include <gtest/gtest.h>
@@ -16,11 +19,13 @@
 #ifdef WARPSEARCH_HAVE_CUDA
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <limits>
 #include <memory>
 #include <random>
@@ -44,7 +49,8 @@ namespace {
 
 using Codes = std::vector<std::uint8_t>;
 constexpr std::size_t kAll = std::numeric_limits<std::size_t>::max();
-constexpr int kShapes[] = {4, 8, 16, 0};  // rows per lane; 0: the runner's choice
+constexpr int kShapes[] = {4, 8, 16, 0};     // rows per lane; 0: the runner's choice
+constexpr int kBlockWidths[] = {0, 32, 96};  // columns per work unit; 0: the runner's choice
 
 ScanModel dna_model(int match = 5, int mismatch = -3, int open = 8, int extend = 1) {
   return ScanModel::make(ScoringMatrix::dna(match, mismatch), GapCosts{open, extend});
@@ -159,28 +165,37 @@ class ScanGpu : public ::testing::Test {
                         task.own_begin > task.start ? &want[k].probe : nullptr, &want[k].end);
     }
     for (const int r : shapes) {
-      const std::string ctx = context + ", R " + std::to_string(r) + ", m " + std::to_string(q.size()) +
-                              ", n " + std::to_string(t.size());
-      auto runner = gpu::make_runner(model, q, device_, gpu::RunnerOptions{r});
-      runner->begin_target(t);
-      const std::vector<SectionResult> got = runner->run(tasks);
-      ASSERT_EQ(got.size(), tasks.size()) << ctx;
-      if (r != 0) {
-        EXPECT_EQ(gpu::last_launch(*runner).rows_per_lane, r) << ctx;
-      }
-      for (std::size_t k = 0; k < tasks.size(); ++k) {
-        const SectionTask& task = tasks[k];
-        const std::string tctx = ctx + ", task " + std::to_string(k) + " [" + std::to_string(task.start) +
-                                 "," + std::to_string(task.own_begin) + "," + std::to_string(task.end) + ")" +
-                                 (task.initial != nullptr ? " with initial state" : "");
-        if (task.own_begin > task.start) compare(got[k].probe, want[k].probe, tctx + " probe");
-        EXPECT_TRUE(task.own_begin > task.start || got[k].probe.empty()) << tctx;
-        compare(got[k].end, want[k].end, tctx + " end state");
-        compare(gpu::download_records(*runner, task.own_begin, task.end), want[k].records, tctx + " records");
-        if (task.own_begin < task.end)
-          expect_same_list(runner->candidates(task.own_begin, task.end, 1, kAll, 3, Strand::kMinus),
-                           reduce_records(want[k].records, task.own_begin, 1, kAll, 3, Strand::kMinus),
-                           tctx + " candidates");
+      for (const int bw : kBlockWidths) {
+        const std::string ctx = context + ", R " + std::to_string(r) + ", block " + std::to_string(bw) +
+                                ", m " + std::to_string(q.size()) + ", n " + std::to_string(t.size());
+        gpu::RunnerOptions options;
+        options.rows_per_lane = r;
+        options.block_width = bw;
+        auto runner = gpu::make_runner(model, q, device_, options);
+        runner->begin_target(t);
+        const std::vector<SectionResult> got = runner->run(tasks);
+        ASSERT_EQ(got.size(), tasks.size()) << ctx;
+        if (r != 0) {
+          EXPECT_EQ(gpu::last_launch(*runner).rows_per_lane, r) << ctx;
+        }
+        if (bw != 0) {
+          EXPECT_EQ(gpu::last_launch(*runner).block_width, bw) << ctx;
+        }
+        for (std::size_t k = 0; k < tasks.size(); ++k) {
+          const SectionTask& task = tasks[k];
+          const std::string tctx = ctx + ", task " + std::to_string(k) + " [" + std::to_string(task.start) +
+                                   "," + std::to_string(task.own_begin) + "," + std::to_string(task.end) +
+                                   ")" + (task.initial != nullptr ? " with initial state" : "");
+          if (task.own_begin > task.start) compare(got[k].probe, want[k].probe, tctx + " probe");
+          EXPECT_TRUE(task.own_begin > task.start || got[k].probe.empty()) << tctx;
+          compare(got[k].end, want[k].end, tctx + " end state");
+          compare(gpu::download_records(*runner, task.own_begin, task.end), want[k].records,
+                  tctx + " records");
+          if (task.own_begin < task.end)
+            expect_same_list(runner->candidates(task.own_begin, task.end, 1, kAll, 3, Strand::kMinus),
+                             reduce_records(want[k].records, task.own_begin, 1, kAll, 3, Strand::kMinus),
+                             tctx + " candidates");
+        }
       }
     }
   }
@@ -377,6 +392,40 @@ TEST_F(ScanGpu, ScanSectionsMatchesCpuRunner) {
   }
 }
 
+// Two runners made for a shared device (the scan's two strands) run their launches at the same time,
+// each on its share of the SMs, with small column blocks: results == the CPU runner.
+TEST_F(ScanGpu, SharedDeviceConcurrentRunners) {
+  std::mt19937_64 rng(21);
+  const ScanModel model = dna_model();
+  const Codes q = random_dna(rng, 900);
+  Codes t = random_dna(rng, 60000);
+  for (int k = 0; k < 4; ++k) plant(rng, q, 0, 900, t, rng() % (t.size() - 900));
+  Codes rc(q.rbegin(), q.rend());
+  for (auto& c : rc) c = c < 4 ? static_cast<std::uint8_t>(3 - c) : c;
+  const auto m = static_cast<std::int64_t>(q.size());
+  std::vector<CandidateList> want;
+  for (const Codes* query : std::array<const Codes*, 2>{&q, &rc}) {
+    auto cpu = make_cpu_runner(model, *query, 0);
+    std::vector<SectionRunner*> runners{cpu.get()};
+    want.push_back(scan_sections(runners, t, m, 1, Strand::kPlus, 1, kAll, SectionPlanOptions{}));
+  }
+  for (const int bw : {0, 64}) {
+    gpu::RunnerOptions options;
+    options.sharing = 2;
+    options.block_width = bw;
+    auto a = gpu::make_runner(model, q, device_, options);
+    auto b = gpu::make_runner(model, rc, device_, options);
+    std::vector<SectionRunner*> ra{a.get()}, rb{b.get()};
+    auto other = std::async(std::launch::async, [&] {
+      return scan_sections(rb, t, m, 1, Strand::kPlus, 1, kAll, SectionPlanOptions{});
+    });
+    const CandidateList got_a = scan_sections(ra, t, m, 1, Strand::kPlus, 1, kAll, SectionPlanOptions{});
+    const CandidateList got_b = other.get();
+    expect_same_list(got_a, want[0], "shared device, first runner, block " + std::to_string(bw));
+    expect_same_list(got_b, want[1], "shared device, second runner, block " + std::to_string(bw));
+  }
+}
+
 // A 200 kbp window of C. elegans chrX; the query is a 1500 bp piece of it, mutated, plus a shorter
 // reverse-complemented piece glued on (so two separate alignments).
 TEST_F(ScanGpu, CElegansChrXWindow) {
@@ -427,6 +476,8 @@ TEST_F(ScanGpu, PreferredSectionsAndErrors) {
   EXPECT_LE(runner->preferred_sections(17'700'000, 10'000, 50), 50u);  // never above the driver's cap
   EXPECT_EQ(runner->preferred_sections(17'700'000, 10'000, 1), 1u);
   EXPECT_THROW(gpu::make_runner(dna_model(), q, device_, gpu::RunnerOptions{5}), Error);
+  EXPECT_THROW(gpu::make_runner(dna_model(), q, device_, gpu::RunnerOptions{16, 48}), Error);    // not 32k
+  EXPECT_THROW(gpu::make_runner(dna_model(), q, device_, gpu::RunnerOptions{16, 0, 0}), Error);  // sharing
   Codes bad = random_dna(rng, 100);
   bad[50] = 40;
   EXPECT_THROW(runner->begin_target(bad), Error);
@@ -487,9 +538,62 @@ void measure(int device, const ScanModel& model, const Codes& q, const Codes& t,
   std::fflush(stdout);
 }
 
+// Both strands at once on one device (sharing 2, as the scan driver runs them): pass 1 with `sections`
+// sections per strand and scan_sections' automatic overlap; prints useful TCUPS of the two launches.
+void measure_strands(int device, const ScanModel& model, const Codes& q, const Codes& t, int r,
+                     std::int64_t sections) {
+  Codes rc(q.rbegin(), q.rend());
+  for (auto& c : rc) c = c < 4 ? static_cast<std::uint8_t>(3 - c) : c;
+  gpu::RunnerOptions options;
+  options.rows_per_lane = r;
+  options.sharing = 2;
+  auto a = gpu::make_runner(model, q, device, options);
+  auto b = gpu::make_runner(model, rc, device, options);
+  a->begin_target(t);
+  b->begin_target(t);
+  const auto n = static_cast<std::int64_t>(t.size());
+  const auto m = static_cast<std::int64_t>(q.size());
+  const std::int64_t overlap =
+      sections > 1 ? std::max(std::clamp<std::int64_t>(n / sections / 8, 256, 16384), 2 * m + 256) : 0;
+  std::vector<SectionTask> tasks;
+  for (std::int64_t k = 0; k < sections; ++k) {
+    const std::int64_t begin = k * n / sections, end = (k + 1) * n / sections;
+    tasks.push_back(
+        SectionTask{k == 0 ? 0 : std::max<std::int64_t>(0, begin - overlap), begin, end, nullptr});
+  }
+  double best = 1e30;
+  for (int rep = 0; rep < 2; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto other = std::async(std::launch::async, [&] { b->run(tasks); });
+    a->run(tasks);
+    other.get();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  const gpu::LaunchInfo ia = gpu::last_launch(*a), ib = gpu::last_launch(*b);
+  std::printf(
+      "[perf] both strands m %lld: R %2d, %4lld sections/strand, block %lld: kernels %.3f/%.3f s, wall %.3f "
+      "s "
+      "= %.3f TCUPS useful\n",
+      static_cast<long long>(m), ia.rows_per_lane, static_cast<long long>(sections),
+      static_cast<long long>(ia.block_width), ia.kernel_seconds, ib.kernel_seconds, best,
+      2.0 * static_cast<double>(m) * static_cast<double>(n) / best / 1e12);
+  std::fflush(stdout);
+}
+
 TEST_F(ScanGpu, PerfThroughput) {
   const std::string mode = perf_mode();
-  if (mode != "1" && mode != "2") GTEST_SKIP() << "set WARPSEARCH_SCAN_GPU_PERF=1";
+  if (mode != "1" && mode != "2" && mode != "3") GTEST_SKIP() << "set WARPSEARCH_SCAN_GPU_PERF=1";
+  if (mode == "3") {
+    // Shapes and section counts for a 10 kbp query against chrX, both strands.
+    SequenceReader reader((test::testdata_dir() / "dna/ce2_chrX.fa").string());
+    Sequence s;
+    ASSERT_TRUE(reader.next(s));
+    const Codes q(s.residues.begin() + 5'000'000, s.residues.begin() + 5'010'000);
+    for (const int r : {16, 8, 4})
+      for (const std::int64_t sections : {10, 20, 30, 40, 60, 80, 104})
+        measure_strands(device_, dna_model(), q, s.residues, r, sections);
+    return;
+  }
   std::mt19937_64 rng(20);
   if (mode == "2") {
     const Codes t = random_dna(rng, 4'000'000);

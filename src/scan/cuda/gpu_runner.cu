@@ -146,11 +146,11 @@ void grow(rt::DeviceBuffer<T>& b, std::size_t need) {
 struct Shape {
   int r = 16;
   std::size_t smem = 0;  // per block
-  int slots = 0;         // resident warps on the device
+  int slots = 0;         // resident warps on the device (this runner's share of it)
 };
 
 template <int R>
-Shape prepare_shape(int classes, int sms) {
+Shape prepare_shape(int classes, int sms, int sharing) {
   Shape s;
   s.r = R;
   s.smem = static_cast<std::size_t>(kWarpsPerBlock) * warp_smem_bytes<R>(classes);
@@ -161,8 +161,18 @@ Shape prepare_shape(int classes, int sms) {
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, scan_kernel<R>, kWarpsPerBlock * 32, s.smem));
   if (blocks < 1)
     fail("the scan kernel does not fit one SM (shared memory " + std::to_string(s.smem) + " bytes)");
-  s.slots = blocks * kWarpsPerBlock * sms;
+  s.slots = std::max(1, blocks * sms / sharing) * kWarpsPerBlock;
   return s;
+}
+
+// Columns per column block: about kUnitsPerBlock units per resident block, at least kMinBlockWidth columns.
+constexpr std::int64_t kUnitsPerBlock = 64;
+constexpr std::int64_t kMinBlockWidth = 2048;
+std::int64_t block_width_for(const Shape& s, std::int64_t pairs, std::int64_t widest) {
+  const std::int64_t resident = s.slots / kWarpsPerBlock;
+  const std::int64_t blocks = std::max<std::int64_t>(1, (kUnitsPerBlock * resident + pairs - 1) / pairs);
+  const std::int64_t w = std::max(kMinBlockWidth, (widest + blocks - 1) / blocks);
+  return (w + kChunk - 1) / kChunk * kChunk;
 }
 
 void launch(const Shape& s, const KernelParams& p, cudaStream_t stream) {
@@ -179,9 +189,10 @@ void launch(const Shape& s, const KernelParams& p, cudaStream_t stream) {
 std::int64_t strips_for(std::int64_t m, int r) { return (m + 32 * r - 1) / (32 * r); }
 
 // Modelled seconds of `tasks` tasks of `width` columns each with shape s (rates measured on an H100 with
-// SSCA#1 DNA scoring; they only steer choices). A warp alone on its SM is latency-bound at lone_rate
-// cells/s; an SM saturates at sm_rate. Strips of one task start one pipeline lag (2 chunks) apart, and a
-// strip never overtakes the one above it, so while a task's first strips are in flight (they update the
+// SSCA#1 DNA scoring; they only steer choices). Units are small (column blocks), so the time is the
+// cells of one warp's share over its rate. A warp alone on its SM is latency-bound at lone_rate cells/s;
+// an SM saturates at sm_rate. Strips of one task start one pipeline lag (2 chunks) apart, and a strip
+// never overtakes the one above it, so while a task's first strips are in flight (they update the
 // column best most often and are the slowest) its whole chain of strips in flight runs at their pace:
 // measured as a slowdown of about 1 + 0.12 ln(chain length) when all of a task's strips run at once.
 struct Rates {
@@ -195,25 +206,21 @@ Rates rates_for(int r) {
     default: return {0.42e9, 4.2e9};
   }
 }
-double modelled_seconds(const Shape& s, std::int64_t m, std::int64_t tasks, std::int64_t width, int sms) {
+double modelled_seconds(const Shape& s, std::int64_t m, std::int64_t tasks, std::int64_t width, int sms,
+                        int sharing) {
   const std::int64_t strips = strips_for(m, s.r);
   // Warps are handed out in groups of kWarpsPerBlock strips (the last group of a task may idle some).
-  const std::int64_t units = (strips + kWarpsPerBlock - 1) / kWarpsPerBlock * kWarpsPerBlock * tasks;
+  const auto padded = static_cast<double>((strips + kWarpsPerBlock - 1) / kWarpsPerBlock * kWarpsPerBlock);
   const Rates rate = rates_for(s.r);
-  const double chain = std::max(
-      1.0, std::min(static_cast<double>(strips), static_cast<double>(s.slots) / static_cast<double>(tasks)));
+  const double ntasks = static_cast<double>(tasks);
+  const double chain =
+      std::max(1.0, std::min(static_cast<double>(strips), static_cast<double>(s.slots) / ntasks));
   const double penalty = 1.0 + 0.12 * std::log(chain) * std::min(1.0, chain / static_cast<double>(strips));
-  const double unit_cells = 32.0 * s.r * (static_cast<double>(width) + 2.0 * kChunk * chain);
-  if (units <= s.slots) {
-    // One round: every unit has its warp; the SMs share the active warps.
-    const double per_sm = static_cast<double>(units) / sms;
-    const double warp_rate = std::min(rate.lone_rate, rate.sm_rate / std::max(per_sm, 1.0));
-    return penalty * unit_cells / warp_rate;
-  }
-  // Equal units over all warps: the busiest warp does ceil(units / slots) of them.
-  const double rounds = static_cast<double>((units + s.slots - 1) / s.slots);
-  const double warp_rate = rate.sm_rate * sms / static_cast<double>(s.slots);
-  return penalty * rounds * unit_cells / warp_rate;
+  const double warps = std::min(static_cast<double>(s.slots), padded * ntasks);
+  const double share_sms = std::max(1.0, static_cast<double>(sms) / sharing);
+  const double warp_rate = std::min(rate.lone_rate, rate.sm_rate / std::max(warps / share_sms, 1.0));
+  const double cells = 32.0 * s.r * padded * ntasks * (static_cast<double>(width) + 2.0 * kChunk * chain);
+  return penalty * cells / warps / warp_rate;
 }
 
 // ---- the runner ----------------------------------------------------------------------------------
@@ -222,10 +229,20 @@ class GpuRunner final : public SectionRunner {
  public:
   GpuRunner(const ScanModel& model, std::span<const std::uint8_t> query, int device,
             const RunnerOptions& options)
-      : device_(device), model_(model), query_(query.begin(), query.end()), forced_r_(options.rows_per_lane) {
+      : device_(device),
+        model_(model),
+        query_(query.begin(), query.end()),
+        forced_r_(options.rows_per_lane),
+        forced_block_width_(options.block_width),
+        sharing_(options.sharing) {
     if (forced_r_ != 0 && forced_r_ != 4 && forced_r_ != 8 && forced_r_ != 16)
       throw Error(ErrorKind::kUsage,
                   "scan GPU runner: rows per lane must be 4, 8 or 16, not " + std::to_string(forced_r_));
+    if (forced_block_width_ < 0 || forced_block_width_ % kChunk != 0)
+      throw Error(ErrorKind::kUsage, "scan GPU runner: the column block width must be a multiple of " +
+                                         std::to_string(kChunk) + ", not " +
+                                         std::to_string(forced_block_width_));
+    if (sharing_ < 1) throw Error(ErrorKind::kUsage, "scan GPU runner: sharing must be at least 1");
     if (model.open < 0 || model.extend < 0) fail("negative gap costs");
     m_ = static_cast<std::int64_t>(query.size());
     if (m_ > kMaxLength) fail("query too long");
@@ -240,9 +257,9 @@ class GpuRunner final : public SectionRunner {
     stream_ = rt::Stream();
     launch_start_ = rt::Event();
     launch_stop_ = rt::Event();
-    shapes_[0] = prepare_shape<16>(classes_, sms_);
-    shapes_[1] = prepare_shape<8>(classes_, sms_);
-    shapes_[2] = prepare_shape<4>(classes_, sms_);
+    shapes_[0] = prepare_shape<16>(classes_, sms_, sharing_);
+    shapes_[1] = prepare_shape<8>(classes_, sms_, sharing_);
+    shapes_[2] = prepare_shape<4>(classes_, sms_, sharing_);
     d_query_ = rt::DeviceBuffer<std::uint8_t>(std::max<std::size_t>(query_.size(), 1));
     d_query_.upload(std::span<const std::uint8_t>(query_));
     d_class_scores_ = rt::DeviceBuffer<std::int8_t>(class_scores_.size());
@@ -348,8 +365,15 @@ class GpuRunner final : public SectionRunner {
     grow(d_states_out_, static_cast<std::size_t>(out_rows));
     grow(d_boundary_, std::max<std::size_t>(static_cast<std::size_t>(cells), 1));
     grow(d_tasks_, work.size());
-    const auto flag_count = static_cast<std::size_t>(count * strips + 1);
+    const std::int64_t groups = (strips + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    const std::int64_t block_width =
+        forced_block_width_ > 0 ? forced_block_width_ : block_width_for(shape, groups * count, widest);
+    const std::int64_t units = (widest + block_width - 1) / block_width * groups * count;
+    if (units > std::numeric_limits<std::int32_t>::max()) fail("too many work units");
+    // Flags: [task][strip] chunk counts, [task][group] block counts, the unit counter.
+    const auto flag_count = static_cast<std::size_t>(count * strips + count * groups + 1);
     grow(d_flags_, flag_count);
+    grow(d_diag_, static_cast<std::size_t>(count * strips));
 
     // States travel straight between the task's vectors and the device (pageable copies: states can be
     // gigabytes for long queries, more than is worth pinning).
@@ -372,6 +396,8 @@ class GpuRunner final : public SectionRunner {
     p.records = d_records_.data();
     p.boundary = d_boundary_.data();
     p.flags = d_flags_.data();
+    p.done = d_flags_.data() + count * strips;
+    p.diag = d_diag_.data();
     p.counter = d_flags_.data() + (flag_count - 1);
     p.m = static_cast<std::int32_t>(m_);
     p.pad = static_cast<std::int32_t>(strips * 32 * shape.r - m_);
@@ -380,9 +406,9 @@ class GpuRunner final : public SectionRunner {
     p.classes = classes_;
     p.ox = model_.open + model_.extend;
     p.x = model_.extend;
-    const std::int64_t groups = (strips + kWarpsPerBlock - 1) / kWarpsPerBlock;
-    p.units = static_cast<std::uint32_t>(groups * count);
-    if (groups * count > std::numeric_limits<std::int32_t>::max()) fail("too many work units");
+    p.groups = static_cast<std::int32_t>(groups);
+    p.block_width = static_cast<std::int32_t>(block_width);
+    p.units = static_cast<std::uint32_t>(units);
     launch_start_.record(stream_);
     launch(shape, p, stream_.get());
     launch_stop_.record(stream_);
@@ -405,6 +431,7 @@ class GpuRunner final : public SectionRunner {
       }
     });
     last_.rows_per_lane = shape.r;
+    last_.block_width = block_width;
     last_.tasks = work.size();
     last_.cells = 0;
     for (const TaskInfo& info : infos) last_.cells += static_cast<std::uint64_t>(info.width) * m;
@@ -490,9 +517,9 @@ class GpuRunner final : public SectionRunner {
   // The shape with the smallest modelled time for `count` tasks of `width` columns, and that time.
   std::pair<const Shape*, double> fastest(std::int64_t m, std::int64_t count, std::int64_t width) const {
     const Shape* best = &shapes_[0];
-    double best_cost = modelled_seconds(shapes_[0], m, count, width, sms_);
+    double best_cost = modelled_seconds(shapes_[0], m, count, width, sms_, sharing_);
     for (const Shape& s : shapes_) {
-      const double c = modelled_seconds(s, m, count, width, sms_);
+      const double c = modelled_seconds(s, m, count, width, sms_, sharing_);
       if (c < best_cost * 0.97) best = &s, best_cost = c;
     }
     return {best, best_cost};
@@ -601,6 +628,8 @@ class GpuRunner final : public SectionRunner {
   std::array<std::uint8_t, kMaxCodes> code_class_{};
   std::vector<std::int8_t> class_scores_;
   int forced_r_ = 0;
+  int forced_block_width_ = 0;
+  int sharing_ = 1;
   std::array<Shape, 3> shapes_{};
   LaunchInfo last_;
 
@@ -613,6 +642,7 @@ class GpuRunner final : public SectionRunner {
   rt::DeviceBuffer<TaskInfo> d_tasks_;
   rt::DeviceBuffer<RowState> d_states_in_, d_states_out_;
   rt::DeviceBuffer<BoundaryCell> d_boundary_;
+  rt::DeviceBuffer<int4> d_diag_;
   rt::PinnedBuffer<RowState> h_states_;
   ThreadPool pool_{std::min(8u, ThreadPool::resolve(0))};
   rt::DeviceBuffer<std::int32_t> d_cols_;
@@ -643,8 +673,10 @@ std::vector<ColumnRecord> download_records(SectionRunner& runner, std::int64_t b
 }  // namespace gpu
 
 std::unique_ptr<SectionRunner> make_gpu_runner(const ScanModel& model, std::span<const std::uint8_t> query,
-                                               int device) {
-  return gpu::make_runner(model, query, device, gpu::RunnerOptions{});
+                                               int device, int sharing) {
+  gpu::RunnerOptions options;
+  options.sharing = sharing;
+  return gpu::make_runner(model, query, device, options);
 }
 
 }  // namespace warpsearch::scan

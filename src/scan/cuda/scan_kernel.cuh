@@ -7,11 +7,21 @@
 //   scan_kernel<R>                           the persistent kernel
 //
 // Work decomposition. The query rows are padded at the TOP with `pad` virtual rows to S strips of 32*R
-// rows; one warp computes one (task, strip) over all the task's columns. A block's work unit is a group
-// of kWarpsPerBlock consecutive strips of one task (warp w: strip group * kWarpsPerBlock + w); units are
-// numbered group-major (unit = group * tasks + task) and taken in that order from an atomic counter by
-// resident blocks, so a strip waits only for the strip above it, computed by a warp of the same block
-// or of a block that took its unit earlier and is running: no deadlock, whatever the residency.
+// rows. A task's columns are cut into column blocks of `block_width` columns (a multiple of the chunk of
+// 32 columns; the last block of a task may be narrower). A block's work unit is a group of
+// kWarpsPerBlock consecutive strips of one task over one column block (warp w: strip group *
+// kWarpsPerBlock + w). Units are numbered block-major (unit = (column block * groups + group) * tasks +
+// task) and taken in that order from an atomic counter by resident blocks. A unit depends only on units
+// with smaller numbers: the strip above over the same column block (released chunk by chunk through a
+// per-(task, strip) progress flag) and the same strips over the previous column block (its row states,
+// released through a per-(task, group) count of finished blocks). The lowest unfinished unit therefore
+// always runs: no deadlock, whatever the residency. Small units remove the wave quantization of whole-
+// strip units (the last wave of a few long units running on a partly idle GPU).
+//
+// Between column blocks a strip's state lives in the task's end-state rows (states_out + end): the last
+// unit writes the true end state there, earlier ones the state after their block, which the next block
+// of the same strip reads (through L2: another SM may have written it). Lane 0 also needs H(i0 - 1, j - 1)
+// across the cut: saved per (task, strip) in `diag` at the end of each unit.
 //
 // Inside a unit: lane l owns the R consecutive rows i0 = strip*32R + l*R - pad .. i0+R-1 and at step s
 // computes column j = s - l (relative to the task's start), so lane l receives from lane l-1
@@ -94,16 +104,20 @@ struct KernelParams {
   RowState* states_out = nullptr;
   ColumnRecord* records = nullptr;  // whole target, column j at index j
   BoundaryCell* boundary = nullptr;
-  std::uint32_t* flags = nullptr;    // [task][strip]: output chunks released by that unit
+  std::uint32_t* flags = nullptr;    // [task][strip]: output chunks (from the task's start) released
+  std::uint32_t* done = nullptr;     // [task][group]: column blocks finished by the group's units
+  int4* diag = nullptr;              // [task][strip]: lane 0's H(i0 - 1, j - 1) (HO, q, t) after a block
   std::uint32_t* counter = nullptr;  // next unit
   std::int32_t m = 0;
   std::int32_t pad = 0;     // virtual rows above row 0
   std::int32_t strips = 0;  // S
   std::int32_t tasks_count = 0;
   std::int32_t classes = 0;
-  std::int32_t ox = 0;      // O + X
-  std::int32_t x = 0;       // X
-  std::uint32_t units = 0;  // strip groups * tasks_count
+  std::int32_t ox = 0;           // O + X
+  std::int32_t x = 0;            // X
+  std::int32_t groups = 0;       // strip groups: ceil(S / kWarpsPerBlock)
+  std::int32_t block_width = 0;  // columns per column block, a positive multiple of kChunk
+  std::uint32_t units = 0;       // column blocks of the widest task * groups * tasks_count
 };
 
 // Shared memory of one warp: profile [classes][32 lanes][R bytes], input chunk (32 cells), staging ring
@@ -170,7 +184,8 @@ struct Unit {
   BoundaryCell* in_chunk;  // 32 cells
   BoundaryCell* staging;   // 64 cells
   std::uint8_t* ring;      // 64 target classes
-  int lane, i0, start, width, probe_rel, ox, x;
+  int lane, i0, start, probe_rel, ox, x;
+  int cb, ce;  // the unit's column block [cb, ce), relative to the task's start
 
   // Writes this lane's real rows' state (canonical, model.hpp) at row offset `off` of states_out.
   __device__ void write_state(std::int64_t off) const {
@@ -223,7 +238,7 @@ struct Unit {
     ifq -= R;
 
     const int j = s - lane;
-    const bool act = !kGuard || static_cast<unsigned>(j) < static_cast<unsigned>(width);
+    const bool act = !kGuard || static_cast<unsigned>(j - cb) < static_cast<unsigned>(ce - cb);
     const int cls = ring[j & (2 * kChunk - 1)];
     std::uint32_t w[R / 4];
     load_profile<R>(prof + cls * (32 * R), w);
@@ -298,7 +313,8 @@ struct Unit {
       // before the first column (the lane below needs it as the diagonal of its first column).
       oho = ho[R - 1], oq = hq[R - 1], ot = ht[R - 1];
     }
-    dho = iho, dq = iq, dt = it;
+    // After its block's last column a lane keeps H(i0 - 1, ce - 1): lane 0 saves it for the next block.
+    if (!kGuard || j < ce) dho = iho, dq = iq, dt = it;
   }
 
   template <bool kGuard>
@@ -311,8 +327,18 @@ struct Unit {
   }
 };
 
+// Reads a row state written by another unit (through L2: this SM's L1 may hold an older copy).
+__device__ __forceinline__ RowState load_state(const RowState* src) {
+  const int2* q = reinterpret_cast<const int2*>(src);
+  const int2 a = __ldcg(q), b = __ldcg(q + 1), c = __ldcg(q + 2);
+  RowState s;
+  s.h = a.x, s.e = a.y, s.h_qstart = b.x, s.h_tstart = b.y, s.e_qstart = c.x, s.e_tstart = c.y;
+  return s;
+}
+
 template <int R>
-__device__ void run_unit(const KernelParams& p, std::uint8_t* ws, int lane, int task_index, int strip) {
+__device__ void run_unit(const KernelParams& p, std::uint8_t* ws, int lane, int task_index, int strip,
+                         int block) {
   static_assert(R == 4 || R == 8 || R == 16, "R: 4, 8 or 16");
   Unit<R> u;
   const TaskInfo& t = p.tasks[task_index];
@@ -321,7 +347,8 @@ __device__ void run_unit(const KernelParams& p, std::uint8_t* ws, int lane, int 
   u.lane = lane;
   u.i0 = strip * 32 * R + lane * R - p.pad;
   u.start = t.start;
-  u.width = t.width;
+  u.cb = block * p.block_width;
+  u.ce = min(t.width, u.cb + p.block_width);
   u.probe_rel = t.probe_rel;
   u.ox = p.ox;
   u.x = p.x;
@@ -347,13 +374,17 @@ __device__ void run_unit(const KernelParams& p, std::uint8_t* ws, int lane, int 
     }
   }
 
-  // Initial state (state after column start - 1); lane 0 also needs H(i0 - 1) as its first diagonal.
-  const RowState* init = t.initial >= 0 ? p.states_in + t.initial : nullptr;
+  // State after column cb - 1: the task's initial state for its first block, else the state the
+  // previous block of this strip left in the end-state rows. Lane 0 also needs H(i0 - 1, cb - 1).
+  int4* const diag = p.diag + static_cast<std::int64_t>(task_index) * p.strips + strip;
+  const RowState* init = block > 0        ? p.states_out + t.end
+                         : t.initial >= 0 ? p.states_in + t.initial
+                                          : nullptr;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     const int i = u.i0 + r;
     if (init != nullptr && i >= 0) {
-      const RowState s = init[i];
+      const RowState s = block > 0 ? load_state(init + i) : init[i];
       u.ho[r] = s.h - u.ox;
       u.e[r] = s.e;
       u.hq[r] = s.h_qstart - u.i0;
@@ -367,11 +398,16 @@ __device__ void run_unit(const KernelParams& p, std::uint8_t* ws, int lane, int 
     }
   }
   u.dho = -u.ox, u.dq = kNoOrigin, u.dt = kNoOrigin;
-  if (lane == 0 && init != nullptr && u.i0 - 1 >= 0) {
-    const RowState s = init[u.i0 - 1];
-    u.dho = s.h - u.ox;
-    u.dq = s.h_qstart - u.i0;
-    u.dt = s.h_tstart;
+  if (lane == 0) {
+    if (block > 0) {
+      const int4 d = __ldcg(diag);
+      u.dho = d.x, u.dq = d.y, u.dt = d.z;
+    } else if (init != nullptr && u.i0 - 1 >= 0) {
+      const RowState s = init[u.i0 - 1];
+      u.dho = s.h - u.ox;
+      u.dq = s.h_qstart - u.i0;
+      u.dt = s.h_tstart;
+    }
   }
   u.oho = u.ho[R - 1], u.oq = u.hq[R - 1], u.ot = u.ht[R - 1];
   u.of = 0, u.ofq = kNoOrigin, u.oft = kNoOrigin;
@@ -392,21 +428,23 @@ __device__ void run_unit(const KernelParams& p, std::uint8_t* ws, int lane, int 
     c.bq = kNoOrigin, c.bt = kNoOrigin, c.pad0 = 0, c.pad1 = 0;
     u.in_chunk[lane] = c;
   }
-  // Classes of columns before the task (read by idle lanes only) must still index the profile.
+  // Classes of columns before the block (read by idle lanes only) must still index the profile.
   u.ring[lane] = 0;
   u.ring[lane + kChunk] = 0;
 
-  const int chunks = (t.width + kChunk - 1) / kChunk;
+  // Chunk k covers columns cb + 32k .. cb + 32k + 31; flags count chunks from the task's start.
+  const int chunks = (u.ce - u.cb + kChunk - 1) / kChunk;
+  const int chunk0 = u.cb / kChunk;
 #pragma unroll 1
   for (int k = 0; k <= chunks; ++k) {
-    const int c0 = k * kChunk;
+    const int c0 = u.cb + k * kChunk;
     if (k < chunks) {
       const int col = c0 + lane;
-      u.ring[col & (2 * kChunk - 1)] = col < t.width ? p.target[t.start + col] : 0;
+      u.ring[col & (2 * kChunk - 1)] = col < u.ce ? p.target[t.start + col] : 0;
       if (has_top) {
-        const auto need = static_cast<std::uint32_t>(k + 1);
+        const auto need = static_cast<std::uint32_t>(chunk0 + k + 1);
         while (load_acquire(flag_in) < need) __nanosleep(64);
-        if (col < t.width) {
+        if (col < u.ce) {
           const int4* src = reinterpret_cast<const int4*>(bin + col);
           int4* dst = reinterpret_cast<int4*>(u.in_chunk + lane);
           dst[0] = __ldcg(src);
@@ -416,7 +454,7 @@ __device__ void run_unit(const KernelParams& p, std::uint8_t* ws, int lane, int 
       }
     }
     __syncwarp();
-    if (k == 0 || c0 + kChunk - 1 >= t.width)
+    if (k == 0 || c0 + kChunk - 1 >= u.ce)
       u.template steps<true>(c0);
     else
       u.template steps<false>(c0);
@@ -424,7 +462,7 @@ __device__ void run_unit(const KernelParams& p, std::uint8_t* ws, int lane, int 
     if (k >= 1) {
       // Output chunk k - 1 is complete (its last column was finished by lane 31 at step c0 - 2).
       const int col = c0 - kChunk + lane;
-      if (col < t.width) {
+      if (col < u.ce) {
         const BoundaryCell* c = u.staging + (col & (2 * kChunk - 1));
         if (has_bottom) {
           const int4* src = reinterpret_cast<const int4*>(c);
@@ -441,17 +479,19 @@ __device__ void run_unit(const KernelParams& p, std::uint8_t* ws, int lane, int 
       if (has_bottom) {
         __threadfence();
         __syncwarp();
-        if (lane == 0) store_release(flag_out, static_cast<std::uint32_t>(k));
+        if (lane == 0) store_release(flag_out, static_cast<std::uint32_t>(chunk0 + k));
       }
     }
   }
+  // The state after column ce - 1 (the task's end state after its last block).
   u.write_state(t.end);
+  if (lane == 0 && u.ce < t.width) __stcg(diag, make_int4(u.dho, u.dq, u.dt, 0));
 }
 
-// Blocks take strip groups: unit = group * tasks + task, warp w of the block computes strip
-// group * kWarpsPerBlock + w. A task's consecutive strips thus share an SM: a strip that waits for the
-// one above leaves its issue slots to it, so a chain of strips is not held to its slowest member's pace
-// on a busy SM (the first strips are the slowest: they update the column best most often).
+// Blocks take units in order: unit = (column block * groups + group) * tasks + task, warp w of the
+// block computes strip group * kWarpsPerBlock + w. Thread 0 waits until the group's previous column
+// block is finished (its units have smaller numbers, so they are running or done), and after the
+// unit publishes this block as finished.
 template <int R>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, R == 16 ? 3 : 4) scan_kernel(const KernelParams p) {
   __shared__ std::uint32_t next_unit;
@@ -459,14 +499,38 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, R == 16 ? 3 : 4) scan_ker
   const int warp = static_cast<int>(threadIdx.x) >> 5;
   std::uint8_t* ws = scan_smem + static_cast<std::size_t>(warp) * warp_smem_bytes<R>(p.classes);
   const auto tasks = static_cast<std::uint32_t>(p.tasks_count);
+  const auto pairs = tasks * static_cast<std::uint32_t>(p.groups);
   for (;;) {
-    if (threadIdx.x == 0) next_unit = atomicAdd(p.counter, 1u);
+    if (threadIdx.x == 0) {
+      const std::uint32_t unit = atomicAdd(p.counter, 1u);
+      if (unit < p.units) {
+        const std::uint32_t pair = unit % pairs;
+        const auto block = static_cast<std::uint32_t>(unit / pairs);
+        const std::int32_t width = p.tasks[pair % tasks].width;
+        if (block > 0 && static_cast<std::int64_t>(block) * p.block_width < width) {
+          std::uint32_t* done = p.done + (pair % tasks) * static_cast<std::uint32_t>(p.groups) + pair / tasks;
+          while (load_acquire(done) < block) __nanosleep(128);
+        }
+      }
+      next_unit = unit;
+    }
     __syncthreads();
     const std::uint32_t unit = next_unit;
     __syncthreads();
     if (unit >= p.units) break;
-    const int strip = static_cast<int>(unit / tasks) * kWarpsPerBlock + warp;
-    if (strip < p.strips) run_unit<R>(p, ws, lane, static_cast<int>(unit % tasks), strip);
+    const std::uint32_t pair = unit % pairs;
+    const int block = static_cast<int>(unit / pairs);
+    const int task = static_cast<int>(pair % tasks);
+    const int group = static_cast<int>(pair / tasks);
+    if (static_cast<std::int64_t>(block) * p.block_width >= p.tasks[task].width) continue;  // no such block
+    const int strip = group * kWarpsPerBlock + warp;
+    if (strip < p.strips) run_unit<R>(p, ws, lane, task, strip, block);
+    __threadfence();  // every warp's states and diag before thread 0's release
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      __threadfence();
+      store_release(p.done + task * p.groups + group, static_cast<std::uint32_t>(block + 1));
+    }
   }
 }
 
