@@ -540,13 +540,15 @@ void measure(int device, const ScanModel& model, const Codes& q, const Codes& t,
 
 // Both strands at once on one device (sharing 2, as the scan driver runs them): pass 1 with `sections`
 // sections per strand and scan_sections' automatic overlap; prints useful TCUPS of the two launches.
+// concurrent false: the strands one after the other (sharing as given); only_first: strand one alone.
 void measure_strands(int device, const ScanModel& model, const Codes& q, const Codes& t, int r,
-                     std::int64_t sections) {
+                     std::int64_t sections, int sharing = 2, bool concurrent = true,
+                     bool only_first = false) {
   Codes rc(q.rbegin(), q.rend());
   for (auto& c : rc) c = c < 4 ? static_cast<std::uint8_t>(3 - c) : c;
   gpu::RunnerOptions options;
   options.rows_per_lane = r;
-  options.sharing = 2;
+  options.sharing = sharing;
   auto a = gpu::make_runner(model, q, device, options);
   auto b = gpu::make_runner(model, rc, device, options);
   a->begin_target(t);
@@ -564,19 +566,28 @@ void measure_strands(int device, const ScanModel& model, const Codes& q, const C
   double best = 1e30;
   for (int rep = 0; rep < 2; ++rep) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto other = std::async(std::launch::async, [&] { b->run(tasks); });
-    a->run(tasks);
-    other.get();
+    if (only_first) {
+      a->run(tasks);
+    } else if (concurrent) {
+      auto other = std::async(std::launch::async, [&] { b->run(tasks); });
+      a->run(tasks);
+      other.get();
+    } else {
+      a->run(tasks);
+      b->run(tasks);
+    }
     best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   const gpu::LaunchInfo ia = gpu::last_launch(*a), ib = gpu::last_launch(*b);
   std::printf(
-      "[perf] both strands m %lld: R %2d, %4lld sections/strand, block %lld: kernels %.3f/%.3f s, wall %.3f "
-      "s "
-      "= %.3f TCUPS useful\n",
-      static_cast<long long>(m), ia.rows_per_lane, static_cast<long long>(sections),
+      "[perf] %s m %lld: R %2d, sharing %d, %4lld sections/strand, block %lld: kernels %.3f/%.3f s, "
+      "wall %.3f s = %.3f TCUPS useful\n",
+      only_first   ? "one strand"
+      : concurrent ? "concurrent"
+                   : "sequential",
+      static_cast<long long>(m), ia.rows_per_lane, sharing, static_cast<long long>(sections),
       static_cast<long long>(ia.block_width), ia.kernel_seconds, ib.kernel_seconds, best,
-      2.0 * static_cast<double>(m) * static_cast<double>(n) / best / 1e12);
+      (only_first ? 1.0 : 2.0) * static_cast<double>(m) * static_cast<double>(n) / best / 1e12);
   std::fflush(stdout);
 }
 
@@ -589,9 +600,14 @@ TEST_F(ScanGpu, PerfThroughput) {
     Sequence s;
     ASSERT_TRUE(reader.next(s));
     const Codes q(s.residues.begin() + 5'000'000, s.residues.begin() + 5'010'000);
-    for (const int r : {16, 8, 4})
-      for (const std::int64_t sections : {10, 20, 30, 40, 60, 80, 104})
+    for (const int r : {16, 8}) {
+      for (const std::int64_t sections : {30, 40, 60})
         measure_strands(device_, dna_model(), q, s.residues, r, sections);
+      for (const std::int64_t sections : {40, 60, 80, 120, 160})
+        measure_strands(device_, dna_model(), q, s.residues, r, sections, 1, false);
+      measure_strands(device_, dna_model(), q, s.residues, r, 40, 2, true, true);
+      measure_strands(device_, dna_model(), q, s.residues, r, 80, 1, true, true);
+    }
     return;
   }
   std::mt19937_64 rng(20);
