@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 
 #include "scan/model.hpp"
 #include "scan/sections.hpp"
@@ -19,5 +20,12 @@ namespace warpsearch::scan {
 // launches on, that share of it). Throws Error(kGpu) on CUDA failures (no such device, out of memory, ...).
 std::unique_ptr<SectionRunner> make_gpu_runner(const ScanModel& model, std::span<const std::uint8_t> query,
                                                int device, int sharing = 1);
+
+// Two runners sharing `device` (the scan's two strands: queries of one length, else Error(kUsage)) whose
+// launches run as one kernel when both submit work at about the same time, so the device's scheduler
+// balances the two strands' work.
+std::pair<std::unique_ptr<SectionRunner>, std::unique_ptr<SectionRunner>> make_gpu_runner_pair(
+    const ScanModel& model, std::span<const std::uint8_t> first, std::span<const std::uint8_t> second,
+    int device);
 
 }  // namespace warpsearch::scan

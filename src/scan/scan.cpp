@@ -7,9 +7,9 @@
 //   1. Query codes: residues inside soft-mask runs become N / X when Config::soft_mask is set. The plus
 //      strand scans the query, the minus strand its reverse complement (strand.hpp), both against the
 //      forward target. Protein scans are plus only. One runner set per strand, made for this query: one
-//      CPU runner, or GPU runners (strand_devices): with both strands on an even number of GPUs
-//      (>= 2) each strand gets half of them to itself, otherwise each strand runs on every GPU, sharing
-//      each one with the other strand (both strands' kernels run concurrently, each on half the SMs).
+//      CPU runner, or GPU runners (Core::make_runners): with both strands on an even number of GPUs
+//      each strand gets half of them to itself, otherwise each strand runs on every GPU, sharing each
+//      one with the other strand (a runner pair per GPU: both strands' tasks run in one kernel).
 //   2. Scan pass: target records are read one at a time with the matrix's alphabet; every record is
 //      listed in QueryResult::targets (file order = Hit::target_index = Candidate::seq); empty records
 //      are counted (ScanStats::empty_targets) and not scanned; masked like the query. Each record and
@@ -181,34 +181,36 @@ struct Core {
     minus = nucleotide && config.strands != StrandMode::kPlus;
   }
 
-  // The GPUs of one strand's runners, and how many strands share each of them (header: step 1).
-  // A strand on its own GPUs needs no overlap with the other strand's sections and no shared SMs.
-  std::pair<std::vector<int>, int> strand_devices(Strand strand) const {
-    std::vector<int> ids;
-    for (const DeviceInfo& d : selection.devices) ids.push_back(d.id);
-    if (!(plus && minus)) return {ids, 1};
-    if (ids.size() >= 2 && ids.size() % 2 == 0) {
-      const auto half = static_cast<std::ptrdiff_t>(ids.size() / 2);
-      if (strand == Strand::kPlus) return {std::vector<int>(ids.begin(), ids.begin() + half), 1};
-      return {std::vector<int>(ids.begin() + half, ids.end()), 1};
-    }
-    return {ids, 2};
-  }
-
-  // The runners of one strand for these query codes: GPU runners (strand_devices) or one CPU runner.
-  std::vector<std::unique_ptr<SectionRunner>> make_runners(std::span<const std::uint8_t> query,
-                                                           [[maybe_unused]] Strand strand) const {
-    std::vector<std::unique_ptr<SectionRunner>> runners;
+  // The runners of both strands (a strand that is not searched gets none) for these query codes: one
+  // CPU runner per strand, or GPU runners. With both strands on an even number of GPUs each strand gets
+  // half of them (no shared SMs, no section overlap between strands); otherwise each GPU gets a pair
+  // of runners, one per strand, whose launches run as one kernel (make_gpu_runner_pair).
+  void make_runners(std::span<const std::uint8_t> plus_codes, std::span<const std::uint8_t> minus_codes,
+                    std::vector<std::unique_ptr<SectionRunner>>& plus_runners,
+                    std::vector<std::unique_ptr<SectionRunner>>& minus_runners) const {
 #if WARPSEARCH_HAVE_CUDA
     if (selection.use_gpu) {
-      const auto [ids, sharing] = strand_devices(strand);
-      for (const int id : ids) runners.push_back(make_gpu_runner(model, query, id, sharing));
-      return runners;
+      const std::vector<DeviceInfo>& devices = selection.devices;
+      if (plus && minus && devices.size() % 2 != 0) {
+        for (const DeviceInfo& d : devices) {
+          auto pair = make_gpu_runner_pair(model, plus_codes, minus_codes, d.id);
+          plus_runners.push_back(std::move(pair.first));
+          minus_runners.push_back(std::move(pair.second));
+        }
+        return;
+      }
+      const std::size_t half = plus && minus ? devices.size() / 2 : devices.size();
+      for (std::size_t k = 0; k < devices.size(); ++k) {
+        if (plus && k < half) plus_runners.push_back(make_gpu_runner(model, plus_codes, devices[k].id));
+        if (minus && (!plus || k >= half))
+          minus_runners.push_back(make_gpu_runner(model, minus_codes, devices[k].id));
+      }
+      return;
     }
 #endif
     if (selection.use_gpu) throw Error(ErrorKind::kInternal, "GPU selected in a build without CUDA");
-    runners.push_back(make_cpu_runner(model, query, config.threads));
-    return runners;
+    if (plus) plus_runners.push_back(make_cpu_runner(model, plus_codes, config.threads));
+    if (minus) minus_runners.push_back(make_cpu_runner(model, minus_codes, config.threads));
   }
 
   // Memory for traceback pointers per concurrent traceback (4 GiB shared by the pool, at least 64 MiB).
@@ -278,15 +280,10 @@ class QueryRun {
                                                    query_.name, c, to_string(impl_.alphabet.kind())));
     query_codes_ = query_.residues;
     if (impl_.config.soft_mask) apply_soft_mask(query_codes_, query_.soft_mask, impl_.alphabet.unknown());
-    if (impl_.plus) {
-      plus_runners_ = impl_.make_runners(query_codes_, Strand::kPlus);
-      for (auto& r : plus_runners_) plus_ptrs_.push_back(r.get());
-    }
-    if (impl_.minus) {
-      rc_codes_ = reverse_complement(query_codes_);
-      minus_runners_ = impl_.make_runners(rc_codes_, Strand::kMinus);
-      for (auto& r : minus_runners_) minus_ptrs_.push_back(r.get());
-    }
+    if (impl_.minus) rc_codes_ = reverse_complement(query_codes_);
+    impl_.make_runners(query_codes_, rc_codes_, plus_runners_, minus_runners_);
+    for (auto& r : plus_runners_) plus_ptrs_.push_back(r.get());
+    for (auto& r : minus_runners_) minus_ptrs_.push_back(r.get());
   }
 
   // Applies the soft mask (when enabled) and checks the 32-bit limits.
@@ -326,8 +323,8 @@ class QueryRun {
     };
     std::vector<StrandScan> done;
     if (impl_.plus && impl_.minus && impl_.selection.use_gpu) {
-      // On GPUs the two strands run concurrently (each runner has its own stream; on shared GPUs each
-      // kernel takes half the SMs, see strand_devices). Results are added in strand order.
+      // On GPUs the two strands run concurrently (each runner has its own stream; on shared GPUs the
+      // runner pairs combine their launches, see Core::make_runners). Results are added in strand order.
       auto minus = std::async(std::launch::async, [&] { return one(minus_ptrs_, Strand::kMinus); });
       StrandScan plus;
       try {

@@ -31,6 +31,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "scan/cuda/runner_options.cuh"
@@ -392,8 +393,10 @@ TEST_F(ScanGpu, ScanSectionsMatchesCpuRunner) {
   }
 }
 
-// Two runners made for a shared device (the scan's two strands) run their launches at the same time,
-// each on its share of the SMs, with small column blocks: results == the CPU runner.
+// Two runners made for a shared device (the scan's two strands): separate runners with sharing 2
+// launching at the same time, and a runner pair whose launches combine into one kernel (also with
+// fixups on one side only, and with one member running alone, which waits for its partner and then
+// launches by itself); automatic and 64-column blocks: results == the CPU runner.
 TEST_F(ScanGpu, SharedDeviceConcurrentRunners) {
   std::mt19937_64 rng(21);
   const ScanModel model = dna_model();
@@ -409,21 +412,38 @@ TEST_F(ScanGpu, SharedDeviceConcurrentRunners) {
     std::vector<SectionRunner*> runners{cpu.get()};
     want.push_back(scan_sections(runners, t, m, 1, Strand::kPlus, 1, kAll, SectionPlanOptions{}));
   }
-  for (const int bw : {0, 64}) {
-    gpu::RunnerOptions options;
-    options.sharing = 2;
-    options.block_width = bw;
-    auto a = gpu::make_runner(model, q, device_, options);
-    auto b = gpu::make_runner(model, rc, device_, options);
-    std::vector<SectionRunner*> ra{a.get()}, rb{b.get()};
-    auto other = std::async(std::launch::async, [&] {
-      return scan_sections(rb, t, m, 1, Strand::kPlus, 1, kAll, SectionPlanOptions{});
-    });
-    const CandidateList got_a = scan_sections(ra, t, m, 1, Strand::kPlus, 1, kAll, SectionPlanOptions{});
-    const CandidateList got_b = other.get();
-    expect_same_list(got_a, want[0], "shared device, first runner, block " + std::to_string(bw));
-    expect_same_list(got_b, want[1], "shared device, second runner, block " + std::to_string(bw));
+  for (const bool paired : {false, true}) {
+    for (const int bw : {0, 64}) {
+      gpu::RunnerOptions options;
+      options.sharing = 2;
+      options.block_width = bw;
+      std::unique_ptr<SectionRunner> a, b;
+      if (paired) {
+        std::tie(a, b) = gpu::make_runner_pair(model, q, rc, device_, options);
+      } else {
+        a = gpu::make_runner(model, q, device_, options);
+        b = gpu::make_runner(model, rc, device_, options);
+      }
+      const std::string ctx =
+          std::string(paired ? "runner pair" : "separate runners") + ", block " + std::to_string(bw);
+      std::vector<SectionRunner*> ra{a.get()}, rb{b.get()};
+      // Overlap 1 on one side only: its fixup rounds find no partner.
+      for (const std::int64_t overlap_b : {std::int64_t{0}, std::int64_t{1}}) {
+        auto other = std::async(std::launch::async, [&] {
+          return scan_sections(rb, t, m, 1, Strand::kPlus, 1, kAll, SectionPlanOptions{overlap_b});
+        });
+        const CandidateList got_a = scan_sections(ra, t, m, 1, Strand::kPlus, 1, kAll, SectionPlanOptions{});
+        const CandidateList got_b = other.get();
+        expect_same_list(got_a, want[0], ctx + ", first runner");
+        expect_same_list(got_b, want[1], ctx + ", second runner, overlap " + std::to_string(overlap_b));
+      }
+      // One member alone.
+      expect_same_list(scan_sections(rb, t, m, 1, Strand::kPlus, 1, kAll, SectionPlanOptions{}), want[1],
+                       ctx + ", second runner alone");
+    }
   }
+  EXPECT_THROW(gpu::make_runner_pair(model, q, Codes(q.begin(), q.end() - 1), device_, gpu::RunnerOptions{}),
+               Error);
 }
 
 // A 200 kbp window of C. elegans chrX; the query is a 1500 bp piece of it, mutated, plus a shorter
@@ -542,15 +562,20 @@ void measure(int device, const ScanModel& model, const Codes& q, const Codes& t,
 // sections per strand and scan_sections' automatic overlap; prints useful TCUPS of the two launches.
 // concurrent false: the strands one after the other (sharing as given); only_first: strand one alone.
 void measure_strands(int device, const ScanModel& model, const Codes& q, const Codes& t, int r,
-                     std::int64_t sections, int sharing = 2, bool concurrent = true,
-                     bool only_first = false) {
+                     std::int64_t sections, int sharing = 2, bool concurrent = true, bool only_first = false,
+                     bool paired = false) {
   Codes rc(q.rbegin(), q.rend());
   for (auto& c : rc) c = c < 4 ? static_cast<std::uint8_t>(3 - c) : c;
   gpu::RunnerOptions options;
   options.rows_per_lane = r;
   options.sharing = sharing;
-  auto a = gpu::make_runner(model, q, device, options);
-  auto b = gpu::make_runner(model, rc, device, options);
+  std::unique_ptr<SectionRunner> a, b;
+  if (paired) {
+    std::tie(a, b) = gpu::make_runner_pair(model, q, rc, device, options);
+  } else {
+    a = gpu::make_runner(model, q, device, options);
+    b = gpu::make_runner(model, rc, device, options);
+  }
   a->begin_target(t);
   b->begin_target(t);
   const auto n = static_cast<std::int64_t>(t.size());
@@ -583,6 +608,7 @@ void measure_strands(int device, const ScanModel& model, const Codes& q, const C
       "[perf] %s m %lld: R %2d, sharing %d, %4lld sections/strand, block %lld: kernels %.3f/%.3f s, "
       "wall %.3f s = %.3f TCUPS useful\n",
       only_first   ? "one strand"
+      : paired     ? "paired"
       : concurrent ? "concurrent"
                    : "sequential",
       static_cast<long long>(m), ia.rows_per_lane, sharing, static_cast<long long>(sections),
@@ -600,14 +626,14 @@ TEST_F(ScanGpu, PerfThroughput) {
     Sequence s;
     ASSERT_TRUE(reader.next(s));
     const Codes q(s.residues.begin() + 5'000'000, s.residues.begin() + 5'010'000);
-    for (const int r : {16, 8}) {
-      for (const std::int64_t sections : {30, 40, 60})
-        measure_strands(device_, dna_model(), q, s.residues, r, sections);
-      for (const std::int64_t sections : {40, 60, 80, 120, 160})
-        measure_strands(device_, dna_model(), q, s.residues, r, sections, 1, false);
-      measure_strands(device_, dna_model(), q, s.residues, r, 40, 2, true, true);
-      measure_strands(device_, dna_model(), q, s.residues, r, 80, 1, true, true);
+    for (const int r : {16, 8, 4}) {
+      for (const std::int64_t sections : {10, 15, 20, 30, 40, 60})
+        measure_strands(device_, dna_model(), q, s.residues, r, sections, 2, true, false, true);
+      measure_strands(device_, dna_model(), q, s.residues, r, 40);
     }
+    const Codes q1m(s.residues.begin() + 1'000'000, s.residues.begin() + 2'000'000);
+    const Codes t2m(s.residues.begin() + 9'000'000, s.residues.begin() + 12'000'000);
+    for (const int r : {16, 8}) measure_strands(device_, dna_model(), q1m, t2m, r, 1, 2, true, false, true);
     return;
   }
   std::mt19937_64 rng(20);

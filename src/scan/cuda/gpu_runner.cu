@@ -20,13 +20,17 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_select.cuh>
+#include <exception>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <utility>
@@ -225,6 +229,28 @@ double modelled_seconds(const Shape& s, std::int64_t m, std::int64_t tasks, std:
 
 // ---- the runner ----------------------------------------------------------------------------------
 
+// The meeting point of two runners on one device (the scan's two strands: queries of one length) whose
+// launches run as one kernel when they arrive together, so that the device's scheduler balances both
+// strands' work units instead of two concurrent kernels competing for the SMs (the older kernel's warps
+// win the issue slots and the younger one finishes alone on half the SMs). A runner that finds the other
+// one waiting launches both task sets; one that finds nobody waits up to kPairWait and then launches
+// alone. Results never depend on the pairing (every task is computed the same either way).
+constexpr auto kPairWait = std::chrono::milliseconds(20);
+struct LaunchPair {
+  struct Pending {
+    const std::vector<TaskInfo>* infos = nullptr;
+    int r = 0;
+    std::int64_t strips = 0;
+    cudaEvent_t ready = nullptr;  // the waiting runner's uploads are done
+    cudaEvent_t done = nullptr;   // set by the launcher: its stream is past the combined kernel
+    bool taken = false, launched = false, failed = false;
+  };
+  std::mutex mu;
+  std::condition_variable cv;
+  Pending* pending = nullptr;
+  std::int64_t block_width = 0;  // of the last combined launch
+};
+
 class GpuRunner final : public SectionRunner {
  public:
   GpuRunner(const ScanModel& model, std::span<const std::uint8_t> query, int device,
@@ -257,6 +283,7 @@ class GpuRunner final : public SectionRunner {
     stream_ = rt::Stream();
     launch_start_ = rt::Event();
     launch_stop_ = rt::Event();
+    ready_ = rt::Event();
     shapes_[0] = prepare_shape<16>(classes_, sms_, sharing_);
     shapes_[1] = prepare_shape<8>(classes_, sms_, sharing_);
     shapes_[2] = prepare_shape<4>(classes_, sms_, sharing_);
@@ -267,6 +294,7 @@ class GpuRunner final : public SectionRunner {
     d_code_class_ = rt::DeviceBuffer<std::uint8_t>(kMaxCodes);
     d_code_class_.upload(std::span<const std::uint8_t>(code_class_.data(), code_class_.size()));
     d_bad_ = rt::DeviceBuffer<std::uint32_t>(1);
+    d_counter_ = rt::DeviceBuffer<std::uint32_t>(1);
   }
 
   void begin_target(std::span<const std::uint8_t> target) override {
@@ -338,80 +366,56 @@ class GpuRunner final : public SectionRunner {
     const Shape shape = choose_shape(count, widest);
     const std::int64_t strips = strips_for(m_, shape.r);
 
-    // Task records, state offsets, boundary offsets.
-    std::vector<TaskInfo> infos(work.size());
+    // State offsets, boundary offsets; then the task records with their buffers' addresses.
+    std::vector<std::int64_t> in_off(work.size(), -1), probe_off(work.size(), -1), end_off(work.size()),
+        cell_off(work.size());
     std::int64_t in_rows = 0, out_rows = 0, cells = 0;
+    for (std::size_t w = 0; w < work.size(); ++w) {
+      const SectionTask& t = tasks[work[w]];
+      if (t.initial != nullptr) in_off[w] = std::exchange(in_rows, in_rows + m_);
+      if (t.own_begin > t.start) probe_off[w] = std::exchange(out_rows, out_rows + m_);
+      end_off[w] = std::exchange(out_rows, out_rows + m_);
+      cell_off[w] = cells;
+      if (strips > 1) cells += 2 * (t.end - t.start);
+    }
+    const std::int64_t groups = (strips + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    grow(d_states_in_, std::max<std::size_t>(static_cast<std::size_t>(in_rows), 1));
+    grow(d_states_out_, static_cast<std::size_t>(out_rows));
+    grow(d_boundary_, std::max<std::size_t>(static_cast<std::size_t>(cells), 1));
+    // Flags: [task][strip] chunk counts, then [task][group] block counts.
+    const auto flag_count = static_cast<std::size_t>(count * strips + count * groups);
+    grow(d_flags_, flag_count);
+    grow(d_diag_, static_cast<std::size_t>(count * strips));
+    std::vector<TaskInfo> infos(work.size());
     for (std::size_t w = 0; w < work.size(); ++w) {
       const SectionTask& t = tasks[work[w]];
       TaskInfo& info = infos[w];
       info.start = static_cast<std::int32_t>(t.start);
       info.width = static_cast<std::int32_t>(t.end - t.start);
       info.own_rel = static_cast<std::int32_t>(t.own_begin - t.start);
-      info.probe_rel = t.own_begin > t.start ? info.own_rel - 1 : -1;
-      if (t.initial != nullptr) {
-        info.initial = in_rows;
-        in_rows += m_;
-      }
-      if (info.probe_rel >= 0) {
-        info.probe = out_rows;
-        out_rows += m_;
-      }
-      info.end = out_rows;
-      out_rows += m_;
-      info.boundary = cells;
-      if (strips > 1) cells += 2 * static_cast<std::int64_t>(info.width);
+      info.probe_rel = probe_off[w] >= 0 ? info.own_rel - 1 : -1;
+      info.target = d_target_.data();
+      info.query = d_query_.data();
+      info.records = d_records_.data();
+      info.initial = in_off[w] >= 0 ? d_states_in_.data() + in_off[w] : nullptr;
+      info.probe = probe_off[w] >= 0 ? d_states_out_.data() + probe_off[w] : nullptr;
+      info.end = d_states_out_.data() + end_off[w];
+      info.boundary = d_boundary_.data() + cell_off[w];
+      info.flags = d_flags_.data() + static_cast<std::int64_t>(w) * strips;
+      info.done = d_flags_.data() + count * strips + static_cast<std::int64_t>(w) * groups;
+      info.diag = d_diag_.data() + static_cast<std::int64_t>(w) * strips;
     }
-    grow(d_states_in_, std::max<std::size_t>(static_cast<std::size_t>(in_rows), 1));
-    grow(d_states_out_, static_cast<std::size_t>(out_rows));
-    grow(d_boundary_, std::max<std::size_t>(static_cast<std::size_t>(cells), 1));
-    grow(d_tasks_, work.size());
-    const std::int64_t groups = (strips + kWarpsPerBlock - 1) / kWarpsPerBlock;
-    const std::int64_t block_width =
-        forced_block_width_ > 0 ? forced_block_width_ : block_width_for(shape, groups * count, widest);
-    const std::int64_t units = (widest + block_width - 1) / block_width * groups * count;
-    if (units > std::numeric_limits<std::int32_t>::max()) fail("too many work units");
-    // Flags: [task][strip] chunk counts, [task][group] block counts, the unit counter.
-    const auto flag_count = static_cast<std::size_t>(count * strips + count * groups + 1);
-    grow(d_flags_, flag_count);
-    grow(d_diag_, static_cast<std::size_t>(count * strips));
 
     // States travel straight between the task's vectors and the device (pageable copies: states can be
     // gigabytes for long queries, more than is worth pinning).
-    d_tasks_.upload_async(std::span<const TaskInfo>(infos), stream_);
     for (std::size_t w = 0; w < work.size(); ++w) {
       const SectionTask& t = tasks[work[w]];
       if (t.initial != nullptr)
         d_states_in_.upload_async(std::span<const RowState>(*t.initial), stream_,
-                                  static_cast<std::size_t>(infos[w].initial));
+                                  static_cast<std::size_t>(in_off[w]));
     }
     WS_CUDA_CHECK(cudaMemsetAsync(d_flags_.data(), 0, flag_count * sizeof(std::uint32_t), stream_.get()));
-
-    KernelParams p;
-    p.target = d_target_.data();
-    p.query = d_query_.data();
-    p.class_scores = d_class_scores_.data();
-    p.tasks = d_tasks_.data();
-    p.states_in = d_states_in_.data();
-    p.states_out = d_states_out_.data();
-    p.records = d_records_.data();
-    p.boundary = d_boundary_.data();
-    p.flags = d_flags_.data();
-    p.done = d_flags_.data() + count * strips;
-    p.diag = d_diag_.data();
-    p.counter = d_flags_.data() + (flag_count - 1);
-    p.m = static_cast<std::int32_t>(m_);
-    p.pad = static_cast<std::int32_t>(strips * 32 * shape.r - m_);
-    p.strips = static_cast<std::int32_t>(strips);
-    p.tasks_count = static_cast<std::int32_t>(count);
-    p.classes = classes_;
-    p.ox = model_.open + model_.extend;
-    p.x = model_.extend;
-    p.groups = static_cast<std::int32_t>(groups);
-    p.block_width = static_cast<std::int32_t>(block_width);
-    p.units = static_cast<std::uint32_t>(units);
-    launch_start_.record(stream_);
-    launch(shape, p, stream_.get());
-    launch_stop_.record(stream_);
+    launch_tasks(infos, shape, strips);
 
     // States come down in one pinned copy and are spread into the result vectors by a few threads
     // (first-touch page faults of fresh vectors dominate the host side otherwise).
@@ -426,17 +430,80 @@ class GpuRunner final : public SectionRunner {
       for (std::size_t w = b; w < e; ++w) {
         SectionResult& res = results[work[w]];
         const RowState* base = h_states_.data();
-        if (infos[w].probe >= 0) res.probe.assign(base + infos[w].probe, base + infos[w].probe + m_);
-        res.end.assign(base + infos[w].end, base + infos[w].end + m_);
+        if (probe_off[w] >= 0) res.probe.assign(base + probe_off[w], base + probe_off[w] + m_);
+        res.end.assign(base + end_off[w], base + end_off[w] + m_);
       }
     });
     last_.rows_per_lane = shape.r;
-    last_.block_width = block_width;
     last_.tasks = work.size();
     last_.cells = 0;
     for (const TaskInfo& info : infos) last_.cells += static_cast<std::uint64_t>(info.width) * m;
     last_.kernel_seconds = static_cast<double>(rt::Event::elapsed_ms(launch_start_, launch_stop_)) / 1000.0;
     return results;
+  }
+
+  // Pairs this runner with another one on the same device (make_runner_pair).
+  void join(std::shared_ptr<LaunchPair> pair) { pair_ = std::move(pair); }
+
+  // Runs the prepared tasks (uploads queued on stream_): alone, or in one launch together with the
+  // paired runner's tasks when it submits a compatible launch (same strip height and strip count)
+  // within kPairWait. Either way stream_ is ordered after the kernel that ran them.
+  void launch_tasks(const std::vector<TaskInfo>& infos, const Shape& shape, std::int64_t strips) {
+    if (!pair_) {
+      launch_infos(infos, shape, strips, false);
+      return;
+    }
+    ready_.record(stream_);
+    std::unique_lock lock(pair_->mu);
+    LaunchPair::Pending* other = pair_->pending;
+    if (other != nullptr && other->r == shape.r && other->strips == strips) {
+      pair_->pending = nullptr;
+      other->taken = true;
+      lock.unlock();
+      std::vector<TaskInfo> all(other->infos->begin(), other->infos->end());
+      all.insert(all.end(), infos.begin(), infos.end());
+      std::exception_ptr error;
+      try {
+        WS_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), other->ready, 0));
+        launch_infos(all, shape, strips, true);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock.lock();
+      other->done = launch_stop_.get();
+      other->failed = error != nullptr;
+      other->launched = true;
+      pair_->cv.notify_all();
+      lock.unlock();
+      if (error) std::rethrow_exception(error);
+      return;
+    }
+    if (other != nullptr) {  // the partner waits with an incompatible launch: no pairing this time
+      lock.unlock();
+      launch_infos(infos, shape, strips, false);
+      return;
+    }
+    LaunchPair::Pending me;
+    me.infos = &infos;
+    me.r = shape.r;
+    me.strips = strips;
+    me.ready = ready_.get();
+    pair_->pending = &me;
+    launch_start_.record(stream_);
+    pair_->cv.wait_for(lock, kPairWait, [&] { return me.launched; });
+    if (!me.taken) {
+      pair_->pending = nullptr;
+      lock.unlock();
+      launch_infos(infos, shape, strips, false);
+      return;
+    }
+    pair_->cv.wait(lock, [&] { return me.launched; });  // taken: the partner is launching
+    const std::int64_t combined_block_width = pair_->block_width;
+    lock.unlock();
+    if (me.failed) fail("the launch combined with the paired runner failed");
+    WS_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), me.done, 0));
+    launch_stop_.record(stream_);  // kernel_seconds: from this submission to the combined kernel's end
+    last_.block_width = combined_block_width;
   }
 
   CandidateList candidates(std::int64_t begin, std::int64_t end, std::int32_t min_score, std::size_t limit,
@@ -488,6 +555,45 @@ class GpuRunner final : public SectionRunner {
   }
 
  private:
+  // Uploads `infos` and runs them in one launch on stream_ (timed by launch_start_/launch_stop_): on
+  // this runner's share of the device, or on all of it (`whole`: a combined launch of a pair).
+  void launch_infos(const std::vector<TaskInfo>& infos, Shape shape, std::int64_t strips, bool whole) {
+    if (whole) shape.slots *= sharing_;
+    const auto count = static_cast<std::int64_t>(infos.size());
+    std::int64_t widest = 0;
+    for (const TaskInfo& info : infos) widest = std::max<std::int64_t>(widest, info.width);
+    const std::int64_t groups = (strips + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    const std::int64_t block_width =
+        forced_block_width_ > 0 ? forced_block_width_ : block_width_for(shape, groups * count, widest);
+    const std::int64_t units = (widest + block_width - 1) / block_width * groups * count;
+    if (units > std::numeric_limits<std::int32_t>::max()) fail("too many work units");
+    grow(d_tasks_, infos.size());
+    d_tasks_.upload_async(std::span<const TaskInfo>(infos), stream_);
+    WS_CUDA_CHECK(cudaMemsetAsync(d_counter_.data(), 0, sizeof(std::uint32_t), stream_.get()));
+    KernelParams p;
+    p.class_scores = d_class_scores_.data();
+    p.tasks = d_tasks_.data();
+    p.counter = d_counter_.data();
+    p.m = static_cast<std::int32_t>(m_);
+    p.pad = static_cast<std::int32_t>(strips * 32 * shape.r - m_);
+    p.strips = static_cast<std::int32_t>(strips);
+    p.tasks_count = static_cast<std::int32_t>(count);
+    p.classes = classes_;
+    p.ox = model_.open + model_.extend;
+    p.x = model_.extend;
+    p.groups = static_cast<std::int32_t>(groups);
+    p.block_width = static_cast<std::int32_t>(block_width);
+    p.units = static_cast<std::uint32_t>(units);
+    launch_start_.record(stream_);
+    launch(shape, p, stream_.get());
+    launch_stop_.record(stream_);
+    last_.block_width = block_width;
+    if (whole) {
+      std::lock_guard lock(pair_->mu);
+      pair_->block_width = block_width;
+    }
+  }
+
   // Classes of identical score columns; class_scores_[c * kMaxCodes + a] = s(a, representative of c).
   void build_classes() {
     std::array<int, kMaxCodes> rep{};
@@ -633,11 +739,12 @@ class GpuRunner final : public SectionRunner {
   std::array<Shape, 3> shapes_{};
   LaunchInfo last_;
 
+  std::shared_ptr<LaunchPair> pair_;
   rt::Stream stream_{};
-  rt::Event launch_start_{}, launch_stop_{};
+  rt::Event launch_start_{}, launch_stop_{}, ready_{};
   rt::DeviceBuffer<std::uint8_t> d_query_, d_code_class_, d_codes_, d_target_;
   rt::DeviceBuffer<std::int8_t> d_class_scores_;
-  rt::DeviceBuffer<std::uint32_t> d_bad_, d_flags_;
+  rt::DeviceBuffer<std::uint32_t> d_bad_, d_flags_, d_counter_;
   rt::DeviceBuffer<ColumnRecord> d_records_, d_picked_;
   rt::DeviceBuffer<TaskInfo> d_tasks_;
   rt::DeviceBuffer<RowState> d_states_in_, d_states_out_;
@@ -656,6 +763,20 @@ class GpuRunner final : public SectionRunner {
 std::unique_ptr<SectionRunner> make_runner(const ScanModel& model, std::span<const std::uint8_t> query,
                                            int device, const RunnerOptions& options) {
   return std::make_unique<GpuRunner>(model, query, device, options);
+}
+
+std::pair<std::unique_ptr<SectionRunner>, std::unique_ptr<SectionRunner>> make_runner_pair(
+    const ScanModel& model, std::span<const std::uint8_t> first, std::span<const std::uint8_t> second,
+    int device, RunnerOptions options) {
+  if (first.size() != second.size())
+    throw Error(ErrorKind::kUsage, "scan GPU runner pair: the two queries must have the same length");
+  options.sharing = 2;
+  auto a = std::make_unique<GpuRunner>(model, first, device, options);
+  auto b = std::make_unique<GpuRunner>(model, second, device, options);
+  auto pair = std::make_shared<LaunchPair>();
+  a->join(pair);
+  b->join(pair);
+  return {std::move(a), std::move(b)};
 }
 
 LaunchInfo last_launch(const SectionRunner& runner) {
@@ -677,6 +798,12 @@ std::unique_ptr<SectionRunner> make_gpu_runner(const ScanModel& model, std::span
   gpu::RunnerOptions options;
   options.sharing = sharing;
   return gpu::make_runner(model, query, device, options);
+}
+
+std::pair<std::unique_ptr<SectionRunner>, std::unique_ptr<SectionRunner>> make_gpu_runner_pair(
+    const ScanModel& model, std::span<const std::uint8_t> first, std::span<const std::uint8_t> second,
+    int device) {
+  return gpu::make_runner_pair(model, first, second, device, gpu::RunnerOptions{});
 }
 
 }  // namespace warpsearch::scan

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "scan/model.hpp"
@@ -28,13 +29,20 @@ struct RunnerOptions {
 std::unique_ptr<SectionRunner> make_runner(const ScanModel& model, std::span<const std::uint8_t> query,
                                            int device, const RunnerOptions& options);
 
+// Two runners on one device whose launches run as one kernel when they arrive together (the scan's two
+// strands; each uses options with sharing = 2). The queries must have the same length (else kUsage).
+std::pair<std::unique_ptr<SectionRunner>, std::unique_ptr<SectionRunner>> make_runner_pair(
+    const ScanModel& model, std::span<const std::uint8_t> first, std::span<const std::uint8_t> second,
+    int device, RunnerOptions options);
+
 // What the last run() of a GPU runner launched (zeros before the first launch).
 struct LaunchInfo {
   int rows_per_lane = 0;         // R of the kernel used
   std::int64_t block_width = 0;  // columns per column block of a work unit
   std::size_t tasks = 0;         // tasks with columns
   std::uint64_t cells = 0;       // DP cells of those tasks (query rows x columns)
-  double kernel_seconds = 0;     // kernel time (CUDA events)
+  double kernel_seconds = 0;     // kernel time (CUDA events; launches combined with a paired runner's: from
+                                 // this runner's submission to the end of the combined kernel)
 };
 // Both throw Error(kInternal) unless `runner` was made by make_runner() / make_gpu_runner().
 LaunchInfo last_launch(const SectionRunner& runner);

@@ -73,16 +73,25 @@ inline constexpr int kChunk = 32;  // columns per boundary chunk (one per lane)
 inline constexpr unsigned kFullMask = 0xFFFFFFFFu;
 inline constexpr int kVirtualScore = -1;  // score of virtual (padding) rows against every class
 
-// One task of a launch (sections.hpp SectionTask, device form).
+struct BoundaryCell;
+
+// One task of a launch (sections.hpp SectionTask, device form). Every buffer is the task's own (a launch
+// may combine the tasks of two runners, i.e. two queries of one length, on one target each).
 struct TaskInfo {
-  std::int32_t start = 0;       // first column computed (absolute)
-  std::int32_t width = 0;       // columns computed (end - start), > 0
-  std::int32_t own_rel = 0;     // own_begin - start: records kept from here
-  std::int32_t probe_rel = -1;  // own_begin - 1 - start when a probe is wanted, else -1
-  std::int64_t initial = -1;    // row offset of the initial state in states_in; -1: all zero
-  std::int64_t probe = -1;      // row offset of the probe state in states_out; -1: none
-  std::int64_t end = 0;         // row offset of the end state in states_out
-  std::int64_t boundary = 0;    // cell offset of the task's two boundary rows (2 * width cells)
+  std::int32_t start = 0;                // first column computed (absolute)
+  std::int32_t width = 0;                // columns computed (end - start), > 0
+  std::int32_t own_rel = 0;              // own_begin - start: records kept from here
+  std::int32_t probe_rel = -1;           // own_begin - 1 - start when a probe is wanted, else -1
+  const std::uint8_t* target = nullptr;  // score class of every target column (whole target)
+  const std::uint8_t* query = nullptr;   // query codes, m
+  ColumnRecord* records = nullptr;       // whole target, column j at index j
+  const RowState* initial = nullptr;     // m rows: state after column start - 1; null: all zero
+  RowState* probe = nullptr;             // m rows: state after column own_begin - 1; null: none
+  RowState* end = nullptr;               // m rows: state after column start + width - 1
+  BoundaryCell* boundary = nullptr;      // two boundary rows of width cells (strip parity)
+  std::uint32_t* flags = nullptr;        // [strip]: output chunks (from start) released
+  std::uint32_t* done = nullptr;         // [group]: column blocks finished by the group's units
+  int4* diag = nullptr;                  // [strip]: lane 0's H(i0 - 1, j - 1) (HO, q, t) after a block
 };
 
 // One column of a strip's bottom boundary (48 bytes, three 16-byte words).
@@ -96,17 +105,8 @@ static_assert(sizeof(BoundaryCell) == 48);
 static_assert(sizeof(RowState) == 24 && sizeof(ColumnRecord) == 16);
 
 struct KernelParams {
-  const std::uint8_t* target = nullptr;       // score class of every target column (whole target)
-  const std::uint8_t* query = nullptr;        // query codes, m
   const std::int8_t* class_scores = nullptr;  // [class][kMaxCodes]: s(query code, class)
   const TaskInfo* tasks = nullptr;
-  const RowState* states_in = nullptr;
-  RowState* states_out = nullptr;
-  ColumnRecord* records = nullptr;  // whole target, column j at index j
-  BoundaryCell* boundary = nullptr;
-  std::uint32_t* flags = nullptr;    // [task][strip]: output chunks (from the task's start) released
-  std::uint32_t* done = nullptr;     // [task][group]: column blocks finished by the group's units
-  int4* diag = nullptr;              // [task][strip]: lane 0's H(i0 - 1, j - 1) (HO, q, t) after a block
   std::uint32_t* counter = nullptr;  // next unit
   std::int32_t m = 0;
   std::int32_t pad = 0;     // virtual rows above row 0
@@ -178,7 +178,6 @@ struct Unit {
   int oho, oq, ot, of, ofq, oft;
   int bs, br, bq, bt;
 
-  RowState* states_out;
   const TaskInfo* task;
   std::uint8_t* prof;      // this lane's profile words: prof + class * 32R
   BoundaryCell* in_chunk;  // 32 cells
@@ -187,8 +186,8 @@ struct Unit {
   int lane, i0, start, probe_rel, ox, x;
   int cb, ce;  // the unit's column block [cb, ce), relative to the task's start
 
-  // Writes this lane's real rows' state (canonical, model.hpp) at row offset `off` of states_out.
-  __device__ void write_state(std::int64_t off) const {
+  // Writes this lane's real rows' state (canonical, model.hpp) into the m rows at `out`.
+  __device__ void write_state(RowState* out) const {
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       const int i = i0 + r;
@@ -202,7 +201,7 @@ struct Unit {
       s.h_tstart = h > 0 ? ht[r] : kNoOrigin;
       s.e_qstart = ev > 0 ? eq[r] + i0 : kNoOrigin;
       s.e_tstart = ev > 0 ? et[r] : kNoOrigin;
-      int2* dst = reinterpret_cast<int2*>(states_out + off + i);
+      int2* dst = reinterpret_cast<int2*>(out + i);
       dst[0] = make_int2(s.h, s.e);
       dst[1] = make_int2(s.h_qstart, s.h_tstart);
       dst[2] = make_int2(s.e_qstart, s.e_tstart);
@@ -342,7 +341,6 @@ __device__ void run_unit(const KernelParams& p, std::uint8_t* ws, int lane, int 
   static_assert(R == 4 || R == 8 || R == 16, "R: 4, 8 or 16");
   Unit<R> u;
   const TaskInfo& t = p.tasks[task_index];
-  u.states_out = p.states_out;
   u.task = &t;
   u.lane = lane;
   u.i0 = strip * 32 * R + lane * R - p.pad;
@@ -367,7 +365,7 @@ __device__ void run_unit(const KernelParams& p, std::uint8_t* ws, int lane, int 
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
         const int i = u.i0 + 4 * w + k;
-        const int sc = i < 0 ? kVirtualScore : col[p.query[i]];
+        const int sc = i < 0 ? kVirtualScore : col[t.query[i]];
         word |= (static_cast<std::uint32_t>(sc) & 0xFFu) << (8 * k);
       }
       *reinterpret_cast<std::uint32_t*>(prof_base + c * 32 * R + lane * R + 4 * w) = word;
@@ -376,10 +374,8 @@ __device__ void run_unit(const KernelParams& p, std::uint8_t* ws, int lane, int 
 
   // State after column cb - 1: the task's initial state for its first block, else the state the
   // previous block of this strip left in the end-state rows. Lane 0 also needs H(i0 - 1, cb - 1).
-  int4* const diag = p.diag + static_cast<std::int64_t>(task_index) * p.strips + strip;
-  const RowState* init = block > 0        ? p.states_out + t.end
-                         : t.initial >= 0 ? p.states_in + t.initial
-                                          : nullptr;
+  int4* const diag = t.diag + strip;
+  const RowState* init = block > 0 ? t.end : t.initial;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     const int i = u.i0 + r;
@@ -415,9 +411,9 @@ __device__ void run_unit(const KernelParams& p, std::uint8_t* ws, int lane, int 
 
   const bool has_top = strip > 0;
   const bool has_bottom = strip + 1 < p.strips;
-  const BoundaryCell* bin = p.boundary + t.boundary + ((strip + 1) & 1) * static_cast<std::int64_t>(t.width);
-  BoundaryCell* bout = p.boundary + t.boundary + (strip & 1) * static_cast<std::int64_t>(t.width);
-  std::uint32_t* const flags = p.flags + static_cast<std::int64_t>(task_index) * p.strips;
+  const BoundaryCell* bin = t.boundary + ((strip + 1) & 1) * static_cast<std::int64_t>(t.width);
+  BoundaryCell* bout = t.boundary + (strip & 1) * static_cast<std::int64_t>(t.width);
+  std::uint32_t* const flags = t.flags;
   std::uint32_t* const flag_in = has_top ? flags + (strip - 1) : nullptr;
   std::uint32_t* const flag_out = flags + strip;
   if (!has_top) {
@@ -440,7 +436,7 @@ __device__ void run_unit(const KernelParams& p, std::uint8_t* ws, int lane, int 
     const int c0 = u.cb + k * kChunk;
     if (k < chunks) {
       const int col = c0 + lane;
-      u.ring[col & (2 * kChunk - 1)] = col < u.ce ? p.target[t.start + col] : 0;
+      u.ring[col & (2 * kChunk - 1)] = col < u.ce ? t.target[t.start + col] : 0;
       if (has_top) {
         const auto need = static_cast<std::uint32_t>(chunk0 + k + 1);
         while (load_acquire(flag_in) < need) __nanosleep(64);
@@ -473,7 +469,7 @@ __device__ void run_unit(const KernelParams& p, std::uint8_t* ws, int lane, int 
         } else if (col >= t.own_rel) {
           const int4 b = *reinterpret_cast<const int4*>(&c->fq);
           const int2 d = *reinterpret_cast<const int2*>(&c->bq);
-          __stcg(reinterpret_cast<int4*>(p.records + t.start + col), make_int4(b.z, b.w, d.x, d.y));
+          __stcg(reinterpret_cast<int4*>(t.records + t.start + col), make_int4(b.z, b.w, d.x, d.y));
         }
       }
       if (has_bottom) {
@@ -508,7 +504,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, R == 16 ? 3 : 4) scan_ker
         const auto block = static_cast<std::uint32_t>(unit / pairs);
         const std::int32_t width = p.tasks[pair % tasks].width;
         if (block > 0 && static_cast<std::int64_t>(block) * p.block_width < width) {
-          std::uint32_t* done = p.done + (pair % tasks) * static_cast<std::uint32_t>(p.groups) + pair / tasks;
+          std::uint32_t* done = p.tasks[pair % tasks].done + pair / tasks;
           while (load_acquire(done) < block) __nanosleep(128);
         }
       }
@@ -529,7 +525,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, R == 16 ? 3 : 4) scan_ker
     __syncthreads();
     if (threadIdx.x == 0) {
       __threadfence();
-      store_release(p.done + task * p.groups + group, static_cast<std::uint32_t>(block + 1));
+      store_release(p.tasks[task].done + group, static_cast<std::uint32_t>(block + 1));
     }
   }
 }
