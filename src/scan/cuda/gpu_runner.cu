@@ -192,39 +192,30 @@ void launch(const Shape& s, const KernelParams& p, cudaStream_t stream) {
 
 std::int64_t strips_for(std::int64_t m, int r) { return (m + 32 * r - 1) / (32 * r); }
 
-// Modelled seconds of `tasks` tasks of `width` columns each with shape s (rates measured on an H100 with
-// SSCA#1 DNA scoring; they only steer choices). Units are small (column blocks), so the time is the
-// cells of one warp's share over its rate. A warp alone on its SM is latency-bound at lone_rate cells/s;
-// an SM saturates at sm_rate. Strips of one task start one pipeline lag (2 chunks) apart, and a strip
-// never overtakes the one above it, so while a task's first strips are in flight (they update the
-// column best most often and are the slowest) its whole chain of strips in flight runs at their pace:
-// measured as a slowdown of about 1 + 0.12 ln(chain length) when all of a task's strips run at once.
-struct Rates {
-  double lone_rate;  // cells per second of one warp without competition
-  double sm_rate;    // cells per second of a saturated SM
-};
-Rates rates_for(int r) {
+// Modelled seconds of `tasks` tasks of `width` columns each with shape s; they only steer choices (strip
+// height, section counts). Measured on an H100 with SSCA#1 DNA scoring (both strands of a 10 kbp query
+// against chrX for 10..120 sections per strand, and a 1 Mbp query), sustained rates at full supply were
+// 0.576 (R = 16), 0.582 (R = 8) and 0.54 (R = 4) TCUPS, i.e. per SM 4.36, 4.41 and 4.09 Gcells/s. The
+// fraction of it reached depends on the supply x = warps that have work (a task's strips, in groups of
+// kWarpsPerBlock) / resident warps: a strip waits for the one above it, so the SMs need more runnable
+// warps than they hold; measured efficiency 0.57-0.60 at x = 0.4, 0.84 at 0.75, 0.95 at 1, 0.99 at 1.5,
+// fitted by 1 - exp(-2.4 x). Units are small (column blocks), so there is no wave quantization term.
+double sm_rate(int r) {
   switch (r) {
-    case 16: return {0.75e9, 4.6e9};
-    case 8: return {0.58e9, 4.6e9};
-    default: return {0.42e9, 4.2e9};
+    case 16: return 4.36e9;
+    case 8: return 4.41e9;
+    default: return 4.09e9;
   }
 }
 double modelled_seconds(const Shape& s, std::int64_t m, std::int64_t tasks, std::int64_t width, int sms,
                         int sharing) {
   const std::int64_t strips = strips_for(m, s.r);
-  // Warps are handed out in groups of kWarpsPerBlock strips (the last group of a task may idle some).
   const auto padded = static_cast<double>((strips + kWarpsPerBlock - 1) / kWarpsPerBlock * kWarpsPerBlock);
-  const Rates rate = rates_for(s.r);
-  const double ntasks = static_cast<double>(tasks);
-  const double chain =
-      std::max(1.0, std::min(static_cast<double>(strips), static_cast<double>(s.slots) / ntasks));
-  const double penalty = 1.0 + 0.12 * std::log(chain) * std::min(1.0, chain / static_cast<double>(strips));
-  const double warps = std::min(static_cast<double>(s.slots), padded * ntasks);
+  const double supply = padded * static_cast<double>(tasks) / static_cast<double>(s.slots);
+  const double efficiency = 1.0 - std::exp(-2.4 * supply);
   const double share_sms = std::max(1.0, static_cast<double>(sms) / sharing);
-  const double warp_rate = std::min(rate.lone_rate, rate.sm_rate / std::max(warps / share_sms, 1.0));
-  const double cells = 32.0 * s.r * padded * ntasks * (static_cast<double>(width) + 2.0 * kChunk * chain);
-  return penalty * cells / warps / warp_rate;
+  const double cells = 32.0 * s.r * padded * static_cast<double>(tasks) * static_cast<double>(width);
+  return cells / (sm_rate(s.r) * share_sms * efficiency);
 }
 
 // ---- the runner ----------------------------------------------------------------------------------
@@ -541,13 +532,15 @@ class GpuRunner final : public SectionRunner {
                      static_cast<std::int64_t>(std::min<std::size_t>(max_sections, 65536))}));
     std::int64_t best_t = 1;
     double best = 0;
-    // Every count up to 256 (wave quantization makes neighbouring counts differ a lot), then steps of 1/64.
+    // Every count up to 256, then steps of 1/64.
     for (std::int64_t t = 1; t <= most; t = t < 256 ? t + 1 : t + t / 64) {
       const std::int64_t width = (n + t - 1) / t;
       // scan_sections' automatic overlap (sections.cpp): max(clamp(width / 8, 256, 16384), 2m + 256).
       const std::int64_t overlap =
           t > 1 ? std::max(std::clamp<std::int64_t>(n / t / 8, 256, 16384), 2 * m + 256) : 0;
-      const double cost = fastest(m, t, width + overlap).second + fastest(m, 1, width).second +
+      // One section is exact by itself; more may need a fixup (one section recomputed alone).
+      const double fixup = t > 1 ? fastest(m, 1, width).second : 0.0;
+      const double cost = fastest(m, t, width + overlap).second + fixup +
                           static_cast<double>(t) * state_bytes / kStateBandwidth;
       if (t == 1 || cost < best * 0.995) best = cost, best_t = t;
     }
