@@ -17,9 +17,14 @@
 //      columns. The total is also capped so that sections are >= 8 automatic overlaps wide (every
 //      runner keeps at least one section).
 //   3. Convergence. Section 0 is exact; section k > 0 is exact iff section k-1 is exact and k's probe
-//      equals k-1's (final) end state. Each round recomputes every non-exact section whose left
-//      neighbour is exact from that neighbour's end state (start = own_begin = b_k), grouped per
-//      runner, runners concurrently; a recomputed section is exact. Rounds repeat until all are exact.
+//      equals k-1's (final) end state. Exactness is a prefix, so each round recomputes the first
+//      non-exact section from its left neighbour's end state (start = own_begin = b_k): a recomputed
+//      section is exact. A wide one (at least two parts of max(overlap, kMinSplitWidth) columns) is
+//      first split into P parts, P = its runner's preferred_sections() for its width (at most that
+//      many parts): part 0 is recomputed from the exact state, parts i > 0 as in pass 1 (from the zero
+//      state, `overlap` columns early), all in one run; then the parts are sections like the others
+//      (SectionStats::split_parts counts the added ones). A lone recomputed section has little
+//      parallelism on a GPU; its parts run side by side. Rounds repeat until all are exact.
 //   4. Candidates. Each runner reduces its own columns [b_first, b_last+1) (candidates()); the lists
 //      are merged by merge_lists.
 // States that are no longer needed (a probe once its section's exactness is settled, an end state once
@@ -205,6 +210,7 @@ CandidateList merge_lists(std::vector<CandidateList> lists, std::size_t limit) {
 
 // The smallest automatic pass-1 overlap for a query of m rows (see step 2 above).
 static std::int64_t auto_overlap_floor(std::int64_t m) { return 2 * m + 256; }
+constexpr std::int64_t kMinSplitWidth = 4096;  // narrowest part of a split fixup
 
 CandidateList scan_sections(std::span<SectionRunner* const> runners, std::span<const std::uint8_t> target,
                             std::int64_t query_length, std::uint32_t seq, Strand strand,
@@ -320,18 +326,46 @@ CandidateList scan_sections(std::span<SectionRunner* const> runners, std::span<c
   // 3. Convergence. exact[] is always a prefix of the sections; `settled` is its length.
   std::size_t settled = 1;
   auto extend_settled = [&] {
-    while (settled < ns && probes[settled] == ends[settled - 1]) {
+    while (settled < probes.size() && probes[settled] == ends[settled - 1]) {
       ColumnState().swap(probes[settled]);
       ColumnState().swap(ends[settled - 1]);
       ++settled;
     }
   };
   extend_settled();
-  while (settled < ns) {
+  std::size_t ns_now = ns;  // sections, split parts included
+  while (settled < ns_now) {
     // Non-exact sections whose left neighbour is exact: with exactness a prefix, that is `settled`.
-    const std::vector<std::size_t> fix{settled};
-    run_sections(fix, [&](std::size_t k) {
-      return SectionTask{bounds[k], bounds[k], bounds[k + 1], &ends[k - 1]};
+    const std::size_t k = settled;
+    const std::int64_t width = bounds[k + 1] - bounds[k];
+    const std::int64_t floor = std::max(overlap, kMinSplitWidth);
+    std::size_t parts = 1;
+    if (width >= 2 * floor) {
+      const auto most = static_cast<std::size_t>(width / floor);
+      parts =
+          std::clamp<std::size_t>(runners[owner[k]]->preferred_sections(width, query_length, most), 1, most);
+    }
+    if (parts > 1) {
+      // Section k becomes parts k .. k + parts - 1 of the same runner.
+      const std::int64_t b = bounds[k];
+      std::vector<std::int64_t> inner;
+      for (std::size_t p = 1; p < parts; ++p)
+        inner.push_back(b + static_cast<std::int64_t>(p) * width / static_cast<std::int64_t>(parts));
+      const auto at = static_cast<std::ptrdiff_t>(k);
+      bounds.insert(bounds.begin() + at + 1, inner.begin(), inner.end());
+      owner.insert(owner.begin() + at + 1, parts - 1, owner[k]);
+      probes.insert(probes.begin() + at + 1, parts - 1, ColumnState());
+      ends.insert(ends.begin() + at + 1, parts - 1, ColumnState());
+      last[owner[k]] += parts - 1;
+      for (std::size_t r = owner[k] + 1; r < nr; ++r) first[r] += parts - 1, last[r] += parts - 1;
+      ns_now += parts - 1;
+      st.split_parts += parts - 1;
+    }
+    std::vector<std::size_t> fix(parts);
+    for (std::size_t p = 0; p < parts; ++p) fix[p] = k + p;
+    run_sections(fix, [&](std::size_t j) {
+      if (j == k) return SectionTask{bounds[j], bounds[j], bounds[j + 1], &ends[j - 1]};
+      return SectionTask{std::max(bounds[k], bounds[j] - overlap), bounds[j], bounds[j + 1], nullptr};
     });
     ++st.fixups;
     ++st.fixup_rounds;

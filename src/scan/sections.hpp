@@ -70,6 +70,7 @@ struct SectionStats {
   std::size_t sections = 0;
   std::size_t fixups = 0;        // sections recomputed
   std::size_t fixup_rounds = 0;  // rounds of fixups
+  std::size_t split_parts = 0;   // sections added by splitting wide fixups into parts (sections.cpp)
   std::uint64_t cells = 0;       // DP cells computed, overlap and fixups included
 };
 

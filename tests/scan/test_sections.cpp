@@ -131,7 +131,7 @@ SectionStats check_sections(const ScanInput& s, const std::vector<std::size_t>& 
     tasks += r->tasks_;
   }
   EXPECT_EQ(next, static_cast<std::int64_t>(s.t.size())) << what;
-  EXPECT_EQ(tasks, stats.sections + stats.fixups) << what;
+  EXPECT_EQ(tasks, stats.sections + stats.fixups + stats.split_parts) << what;
   return stats;
 }
 
@@ -388,6 +388,25 @@ TEST(SectionsScan, LinearPhaseScoringNeedsOverlapsLongerThanTheQuery) {
                     random_dna(rng, 6000)};
   EXPECT_EQ(check_sections(s, {6}, 150, 0, 20, "overlap 150").fixups, 5u);
   EXPECT_EQ(check_sections(s, {6}, 900, 0, 20, "overlap 900").fixups, 0u);
+}
+
+TEST(SectionsScan, WideFixupsAreSplitIntoPartsAndStayExact) {
+  // SSCA#1 scoring with an overlap far below 1.5 m: every section fails. Sections of 15,000 columns are
+  // wide enough (>= 2 x 4096) to be split into parts when recomputed: the first part from the exact
+  // state, the others as in pass 1; parts that fail again are recomputed (narrow ones whole).
+  std::mt19937_64 rng(62);
+  ScanInput s{ScanModel::make(ScoringMatrix::dna(5, -3), GapCosts{8, 1}), random_dna(rng, 300),
+              random_dna(rng, 45'000)};
+  plant(rng, s.q, 0, s.q.size(), s.t, 14'900);  // across the first cut
+  const SectionStats one = check_sections(s, {3}, 150, 0, 30, "one runner, 3 sections, overlap 150", 2);
+  EXPECT_GT(one.split_parts, 0u);
+  EXPECT_GE(one.fixups, 2u);
+  // Two runners: the first one's sections are split (it wants 3 parts), the second one's is not (it
+  // wants 1); the second runner's range moves with the first one's added parts.
+  const SectionStats two = check_sections(s, {3, 1}, 150, 0, 30, "two runners, overlap 150", 2);
+  EXPECT_GT(two.split_parts, 0u);
+  // Narrow sections are not split.
+  EXPECT_EQ(check_sections(s, {6}, 150, 0, 30, "6 sections of 7500 columns").split_parts, 0u);
 }
 
 TEST(SectionsScan, NoFixupsWithLargeOverlapOnRandomData) {
