@@ -210,7 +210,6 @@ CandidateList merge_lists(std::vector<CandidateList> lists, std::size_t limit) {
 
 // The smallest automatic pass-1 overlap for a query of m rows (see step 2 above).
 static std::int64_t auto_overlap_floor(std::int64_t m) { return 2 * m + 256; }
-constexpr std::int64_t kMinSplitWidth = 4096;  // narrowest part of a split fixup
 
 CandidateList scan_sections(std::span<SectionRunner* const> runners, std::span<const std::uint8_t> target,
                             std::int64_t query_length, std::uint32_t seq, Strand strand,

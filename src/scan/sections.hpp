@@ -62,6 +62,10 @@ class SectionRunner {
   virtual std::size_t preferred_sections(std::int64_t n, std::int64_t m, std::size_t max_sections) const = 0;
 };
 
+// A recomputed section at least twice max(overlap, kMinSplitWidth) wide is split into parts that run
+// side by side (scan_sections, step 3 in sections.cpp).
+inline constexpr std::int64_t kMinSplitWidth = 4096;
+
 struct SectionPlanOptions {
   std::int64_t overlap = 0;  // columns computed before a section's own range in pass 1; 0: automatic
 };

@@ -520,8 +520,8 @@ class GpuRunner final : public SectionRunner {
   }
 
   // Minimizes the modelled time of pass 1 (sections with scan_sections' automatic overlap) plus one
-  // fixup of one section: more sections cost overlap, fewer make fixups (one section, recomputed alone)
-  // expensive and may leave the GPU idle.
+  // fixup of one section: more sections cost overlap, fewer make fixups more expensive and may leave
+  // the GPU idle.
   std::size_t preferred_sections(std::int64_t n, std::int64_t m, std::size_t max_sections) const override {
     if (n <= kMinSectionWidth || m <= 0 || max_sections <= 1) return 1;
     // Every section returns a probe and an end state of m rows to the host, which keeps them.
@@ -538,8 +538,15 @@ class GpuRunner final : public SectionRunner {
       // scan_sections' automatic overlap (sections.cpp): max(clamp(width / 8, 256, 16384), 2m + 256).
       const std::int64_t overlap =
           t > 1 ? std::max(std::clamp<std::int64_t>(n / t / 8, 256, 16384), 2 * m + 256) : 0;
-      // One section is exact by itself; more may need a fixup (one section recomputed alone).
-      const double fixup = t > 1 ? fastest(m, 1, width).second : 0.0;
+      // One section is exact by itself; more may need a fixup: one section recomputed alone, or split
+      // into parts with the pass-1 overlap (scan_sections does what its runner prefers: the cheaper).
+      double fixup = 0.0;
+      if (t > 1) {
+        fixup = fastest(m, 1, width).second;
+        const std::int64_t floor = std::max(overlap, kMinSplitWidth);
+        if (width >= 2 * floor)
+          fixup = std::min(fixup, fastest(m, width / floor, width / (width / floor) + overlap).second);
+      }
       const double cost = fastest(m, t, width + overlap).second + fixup +
                           static_cast<double>(t) * state_bytes / kStateBandwidth;
       if (t == 1 || cost < best * 0.995) best = cost, best_t = t;
