@@ -224,8 +224,10 @@ double modelled_seconds(const Shape& s, std::int64_t m, std::int64_t tasks, std:
 // launches run as one kernel when they arrive together, so that the device's scheduler balances both
 // strands' work units instead of two concurrent kernels competing for the SMs (the older kernel's warps
 // win the issue slots and the younger one finishes alone on half the SMs). A runner that finds the other
-// one waiting launches both task sets; one that finds nobody waits up to kPairWait and then launches
-// alone. Results never depend on the pairing (every task is computed the same either way).
+// one waiting launches both task sets. One that finds nobody waits up to kPairWait while the other one
+// is scanning a target (between begin_target() and candidates(): it may still submit), then launches
+// alone, on the whole device when the other one is not scanning (e.g. a fixup round of one strand after
+// the other strand finished). Results never depend on the pairing (every task is computed the same).
 constexpr auto kPairWait = std::chrono::milliseconds(20);
 struct LaunchPair {
   struct Pending {
@@ -239,7 +241,8 @@ struct LaunchPair {
   std::mutex mu;
   std::condition_variable cv;
   Pending* pending = nullptr;
-  std::int64_t block_width = 0;  // of the last combined launch
+  bool scanning[2] = {false, false};  // per member (GpuRunner::pair_index_)
+  std::int64_t block_width = 0;       // of the last combined launch
 };
 
 class GpuRunner final : public SectionRunner {
@@ -289,6 +292,7 @@ class GpuRunner final : public SectionRunner {
   }
 
   void begin_target(std::span<const std::uint8_t> target) override {
+    set_scanning(true);
     rt::DeviceGuard guard(device_);
     n_ = static_cast<std::int64_t>(target.size());
     if (n_ > kMaxLength) fail("target too long");
@@ -433,8 +437,19 @@ class GpuRunner final : public SectionRunner {
     return results;
   }
 
-  // Pairs this runner with another one on the same device (make_runner_pair).
-  void join(std::shared_ptr<LaunchPair> pair) { pair_ = std::move(pair); }
+  // Pairs this runner with another one on the same device (make_runner_pair): member 0 or 1.
+  void join(std::shared_ptr<LaunchPair> pair, int index) {
+    pair_ = std::move(pair);
+    pair_index_ = index;
+  }
+
+  // Marks this member of a pair as scanning a target (it may submit launches) or not.
+  void set_scanning(bool on) {
+    if (!pair_) return;
+    std::lock_guard lock(pair_->mu);
+    pair_->scanning[pair_index_] = on;
+    pair_->cv.notify_all();
+  }
 
   // Runs the prepared tasks (uploads queued on stream_): alone, or in one launch together with the
   // paired runner's tasks when it submits a compatible launch (same strip height and strip count)
@@ -474,6 +489,12 @@ class GpuRunner final : public SectionRunner {
       launch_infos(infos, shape, strips, false);
       return;
     }
+    const bool& partner_scanning = pair_->scanning[1 - pair_index_];
+    if (!partner_scanning) {  // nothing to wait for: the whole device
+      lock.unlock();
+      launch_infos(infos, shape, strips, true);
+      return;
+    }
     LaunchPair::Pending me;
     me.infos = &infos;
     me.r = shape.r;
@@ -481,11 +502,12 @@ class GpuRunner final : public SectionRunner {
     me.ready = ready_.get();
     pair_->pending = &me;
     launch_start_.record(stream_);
-    pair_->cv.wait_for(lock, kPairWait, [&] { return me.launched; });
+    pair_->cv.wait_for(lock, kPairWait, [&] { return me.launched || !partner_scanning; });
     if (!me.taken) {
       pair_->pending = nullptr;
+      const bool whole = !partner_scanning;
       lock.unlock();
-      launch_infos(infos, shape, strips, false);
+      launch_infos(infos, shape, strips, whole);
       return;
     }
     pair_->cv.wait(lock, [&] { return me.launched; });  // taken: the partner is launching
@@ -499,6 +521,7 @@ class GpuRunner final : public SectionRunner {
 
   CandidateList candidates(std::int64_t begin, std::int64_t end, std::int32_t min_score, std::size_t limit,
                            std::uint32_t seq, Strand strand) override {
+    set_scanning(false);  // scan_sections runs nothing more for this target
     if (!(0 <= begin && begin <= end && end <= n_)) fail("candidate range outside the target");
     rt::DeviceGuard guard(device_);
     if (end - begin <= kCandidatePiece) return reduce_piece(begin, end, min_score, limit, seq, strand);
@@ -740,6 +763,7 @@ class GpuRunner final : public SectionRunner {
   LaunchInfo last_;
 
   std::shared_ptr<LaunchPair> pair_;
+  int pair_index_ = 0;
   rt::Stream stream_{};
   rt::Event launch_start_{}, launch_stop_{}, ready_{};
   rt::DeviceBuffer<std::uint8_t> d_query_, d_code_class_, d_codes_, d_target_;
@@ -774,8 +798,8 @@ std::pair<std::unique_ptr<SectionRunner>, std::unique_ptr<SectionRunner>> make_r
   auto a = std::make_unique<GpuRunner>(model, first, device, options);
   auto b = std::make_unique<GpuRunner>(model, second, device, options);
   auto pair = std::make_shared<LaunchPair>();
-  a->join(pair);
-  b->join(pair);
+  a->join(pair, 0);
+  b->join(pair, 1);
   return {std::move(a), std::move(b)};
 }
 
