@@ -12,8 +12,10 @@
 // scan_sections() with GPU runners (alone, two at once, mixed with a CPU runner, overlap 1 forcing
 // fixups, two runners sharing the device concurrently) == the CPU runner; a 200 kbp window of C. elegans
 // chrX against a mutated planted query.
-// ScanGpu.PerfThroughput (skipped unless WARPSEARCH_SCAN_GPU_PERF=1, or =2 for one launch to profile)
-// prints kernel throughput for 10 kbp and 1 Mbp DNA queries against chrX and a protein shape.
+// ScanGpu.PerfThroughput (skipped unless WARPSEARCH_SCAN_GPU_PERF=1, =2 for one launch to profile, or =3
+// for both strands per strip height and section count, as runner pairs and as concurrent runners)
+// prints kernel throughput for 10 kbp and 1 Mbp DNA queries against chrX and a protein shape; it asserts
+// nothing (a measurement, not a test).
 #include <gtest/gtest.h>
 
 #ifdef WARPSEARCH_HAVE_CUDA
