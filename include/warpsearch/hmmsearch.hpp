@@ -22,6 +22,8 @@
 #include <string_view>
 #include <vector>
 
+#include "warpsearch/dist.hpp"
+
 namespace warpsearch::hmmsearch {
 
 enum class BitCutoffs : std::uint8_t { kNone, kGA, kNC, kTC };  // --cut_ga, --cut_nc, --cut_tc
@@ -126,7 +128,16 @@ void validate(const Options& options);
 // model without the requested GA/NC/TC cutoffs, Error(kUsage) invalid options or hmmfile and seqdb both
 // "-". The database and the first model are read before any sink is called. With keep_hits false the
 // returned ModelResults carry no hits (counts only).
+//
+// Distributed (comm with more than one rank, warpsearch/dist.hpp; docs/MPI.md): every rank calls search()
+// with the same arguments and reads the HMM file. Split kDatabase: each rank searches every model against
+// its shard of the database (contiguous, residue-balanced); rank 0 merges each model's hits and pipeline
+// counters. Split kQueries: model i is searched by rank i mod N against the whole database, and its
+// outputs go to rank 0. Either way rank 0 alone calls its sinks and returns the Summary (the other ranks
+// return one without models), and every output is byte for byte that of a one-process search. An error on
+// any rank is raised on all of them as dist::CollectiveError. "-" (stdin) cannot be read by several ranks.
 Summary search(const std::string& hmmfile, const std::string& seqdb, const Options& options,
-               const Sinks& sinks, const RunLabels& labels = {}, bool keep_hits = true);
+               const Sinks& sinks, const RunLabels& labels = {}, bool keep_hits = true,
+               const dist::Comm* comm = nullptr, dist::Split split = dist::Split::kDatabase);
 
 }  // namespace warpsearch::hmmsearch

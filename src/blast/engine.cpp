@@ -1,5 +1,9 @@
 // engine.cpp: the blastp driver (engine.hpp): queries x database batches on a thread pool, preliminary
 // selections per query, subjects kept while selected, traceback per (query, subject), final selection.
+// In three steps: prepare (query contexts, groups), scan_part (the database or one part of it: stages 3-5,
+// the pruned selections) and finish (the parts' selections merged, stages 6-7); under MPI each rank scans
+// its part, rank 0 merges the selections, each rank traces its own selected subjects and rank 0 selects
+// the final lists (finish_distributed).
 #include "blast/engine.hpp"
 
 #include <fmt/format.h>
@@ -24,7 +28,10 @@
 #include "blast/kappa.hpp"
 #include "blast/scanner.hpp"
 #include "core/blast_db.hpp"
+#include "dist/blast_wire.hpp"
+#include "dist/shard.hpp"
 #include "warpsearch/db.hpp"
+#include "warpsearch/dist.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/thread_pool.hpp"
 
@@ -49,12 +56,6 @@ constexpr std::size_t kStagesPerGpu = 2;
 // Query groups (GroupScanner): up to this many query residues share one lookup table and subject pass.
 constexpr std::size_t kGroupResidues = 1u << 14;
 constexpr std::size_t kGroupDiagonals = 1u << 18;
-
-// A subject with preliminary HSPs for one query.
-struct PrelimEntry {
-  SubjectHits list;  // the preliminary HSPs as an Hsp list (for compare_hit_lists); oid = database id
-  std::vector<PrelimHsp> prelim;
-};
 
 // The preliminary selection of one query: the best `limit` entries by compare_hit_lists. Entries are
 // appended per batch and pruned when the vector holds more than twice the limit; since compare_hit_lists
@@ -153,17 +154,31 @@ DatabaseTotals database_totals(const std::string& path, bool subject_mode) {
   return totals;
 }
 
-BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::string& db_path,
-                           const DatabaseTotals& totals, const BlastpRunOptions& options) {
-  const auto t_start = Clock::now();
-  BlastpRunResult result;
-  BlastpTimings& timings = result.timings;
-  result.totals = totals;
-  result.queries.resize(queries.size());
-  ThreadPool pool(ThreadPool::resolve(options.threads));
-  const std::size_t nq = queries.size();
+namespace {
 
-  BlastpOptions search = options.search;
+// The queries of one call prepared for the search (stages 1-2) and cut into scan groups.
+struct Prepared {
+  BlastpOptions search;  // the options with the database totals
+  std::vector<std::optional<QueryContext>> contexts;
+  std::vector<std::size_t> active;  // queries that can have hits
+  std::vector<std::vector<const QueryContext*>> group_contexts;
+  std::vector<std::vector<std::size_t>> group_queries;
+
+  bool searching(const DatabaseTotals& totals) const { return !active.empty() && totals.sequences > 0; }
+};
+
+// Checks the queries, builds their contexts (in parallel; errors rethrown here), sets each
+// result.queries[q].setup and forms the query groups.
+Prepared prepare(std::span<const BlastpQuery> queries, const DatabaseTotals& totals,
+                 const BlastpRunOptions& options, ThreadPool& pool, BlastpRunResult& result) {
+  Prepared p;
+  BlastpOptions& search = p.search;
+  search = options.search;
+  std::vector<std::optional<QueryContext>>& contexts = p.contexts;
+  std::vector<std::size_t>& active = p.active;
+  std::vector<std::vector<const QueryContext*>>& group_contexts = p.group_contexts;
+  std::vector<std::vector<std::size_t>>& group_queries = p.group_queries;
+  const std::size_t nq = queries.size();
   search.db_length = totals.length;
   search.db_num_seqs = totals.sequences;
   search.min_subject_length = totals.min_length;
@@ -175,18 +190,17 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
                               queries[q].defline.substr(0, queries[q].defline.find(' ')),
                               queries[q].residues.size(), kMaxQueryLength));
   // Queries (stages 1-2): contexts built in parallel, errors (matrix / gap costs) rethrown here.
-  std::vector<std::optional<QueryContext>> contexts(nq);
+  contexts.resize(nq);
   pool.parallel_for(nq, 1, [&](std::size_t begin, std::size_t end) {
     for (std::size_t q = begin; q < end; ++q)
       contexts[q].emplace(QueryContext::create(queries[q].residues, search, totals.length, totals.sequences,
                                                totals.min_length));
   });
-  std::vector<std::size_t> active;  // queries that can have hits
   for (std::size_t q = 0; q < nq; ++q) {
     result.queries[q].setup = contexts[q]->setup();
     if (contexts[q]->searchable()) active.push_back(q);
   }
-  if (active.empty() || totals.sequences == 0) return result;
+  if (!p.searching(totals)) return p;
 
   // Query groups (GroupScanner), formed in order of length so that similar lengths share a group: up to
   // kGroupResidues residues and kGroupDiagonals diagonal slots (queries x the group's diagonal stride),
@@ -195,8 +209,6 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
   std::stable_sort(by_length.begin(), by_length.end(), [&](std::size_t a, std::size_t b) {
     return contexts[a]->query().size() < contexts[b]->query().size();
   });
-  std::vector<std::vector<const QueryContext*>> group_contexts;
-  std::vector<std::vector<std::size_t>> group_queries;
   std::size_t group_fill = 0;
   for (const std::size_t q : by_length) {
     const std::size_t len = contexts[q]->query().size();
@@ -212,17 +224,31 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
     group_queries.back().push_back(q);
     group_fill += len;
   }
-  const std::size_t groups = group_contexts.size();
 
-  const std::size_t prelim_limit = prelim_list_limit(search);
+  return p;
+}
+
+// Stages 3-5 over part shard_index of shard_count of the database (all of it for 1 part): the preliminary
+// selection of each query, pruned to its limit, and the subjects it holds.
+BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, const DatabaseTotals& totals,
+                         const BlastpRunOptions& options, ThreadPool& pool, int shard_index, int shard_count,
+                         BlastpTimings& timings) {
+  const std::vector<std::optional<QueryContext>>& contexts = prepared.contexts;
+  const std::vector<std::size_t>& active = prepared.active;
+  const std::vector<std::vector<const QueryContext*>>& group_contexts = prepared.group_contexts;
+  const std::vector<std::vector<std::size_t>>& group_queries = prepared.group_queries;
+  const std::size_t nq = contexts.size();
+  const std::size_t groups = group_contexts.size();
+  BlastpScanPart shard;
+  shard.entries.resize(nq);
+
+  const std::size_t prelim_limit = prelim_list_limit(prepared.search);
   std::vector<Selection> selections(nq);
   for (Selection& s : selections) s.limit = prelim_limit;
   // Residues and deflines of the subjects some selection holds (database id -> subject).
   std::unordered_map<std::int64_t, BlastpSubject> kept;
 
-  timings.setup += seconds_since(t_start);
-
-  // 3-5. The database in batches.
+  // The database in batches.
   SequenceSource source = SequenceSource::open(db_path, subject_reader_options());
   std::int64_t next_oid = 0;
   bool done = false;
@@ -236,6 +262,17 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
   const auto db_length = [&](std::uint64_t oid) {
     return blast_db != nullptr ? blast_db->length(oid) : packed_db->length(oid);
   };
+  // This part's sequences (dist/shard.hpp): a database's shard comes from its length table; a sequence
+  // file's is found while reading it, with the totals' weight (the file's own totals, database_totals).
+  std::uint64_t shard_end = db_size;
+  if (shard_count > 1 && db_size > 0) {
+    const dist::ShardRange range = dist::shard_range(db_size, db_length, shard_index, shard_count);
+    next_oid = static_cast<std::int64_t>(range.begin);
+    shard_end = range.end;
+  }
+  dist::ShardPlanner planner(dist::shard_weight(static_cast<std::uint64_t>(totals.length),
+                                                static_cast<std::uint64_t>(totals.sequences)),
+                             shard_count);
   const auto db_sequence = [&](std::uint64_t oid, Sequence& seq) {
     if (blast_db != nullptr)
       blast_db->to_sequence(oid, seq);
@@ -257,7 +294,7 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
     std::size_t residues = 0;
     if (batch.by_id) {
       auto oid = static_cast<std::uint64_t>(next_oid);
-      while (oid < db_size && (residues < want || oid == static_cast<std::uint64_t>(next_oid))) {
+      while (oid < shard_end && (residues < want || oid == static_cast<std::uint64_t>(next_oid))) {
         const std::uint64_t length = db_length(oid);
         if (length > kMaxSubjectLength) {
           Sequence seq;
@@ -287,7 +324,7 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
       for (std::future<void>& f : decoded) f.wait();
       for (std::future<void>& f : decoded) f.get();  // the first error, once all threads are done
       next_oid = static_cast<std::int64_t>(oid);
-      done = oid >= db_size;
+      done = oid >= shard_end;
     } else {
       while (!done && (residues < want || batch.seqs.empty())) {
         batch.seqs.emplace_back();
@@ -295,6 +332,19 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
           batch.seqs.pop_back();
           done = true;
           break;
+        }
+        if (shard_count > 1) {
+          const int owner = planner.next(batch.seqs.back().length());
+          if (owner > shard_index) {  // past this part: done
+            batch.seqs.pop_back();
+            done = true;
+            break;
+          }
+          if (owner < shard_index) {  // before this part (the batch is still empty)
+            batch.seqs.pop_back();
+            batch.first_oid = ++next_oid;
+            continue;
+          }
         }
         if (batch.seqs.back().length() > kMaxSubjectLength)
           throw too_long(batch.seqs.back().name, batch.seqs.back().length(), batch.seqs.back().line);
@@ -351,7 +401,7 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
   // Selection: the found entries join their queries' selections, which are pruned; exactly the subjects
   // some selection still holds are kept.
   const auto absorb = [&](Batch& batch, Found& found, const std::vector<SearchCounts>& task_counts) {
-    for (const SearchCounts& c : task_counts) add_counts(result.counts, c);
+    for (const SearchCounts& c : task_counts) add_counts(shard.counts, c);
     for (auto& task : found)
       for (auto& [q, e] : task) selections[q].entries.push_back(std::move(e));
     found.clear();
@@ -484,33 +534,94 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
   if (next_oid > INT_MAX)
     throw Error(ErrorKind::kInput, "blastp: more than 2^31 - 1 database sequences", db_path);
 
-  const auto t_traceback = Clock::now();
-  // 6. Traceback per (query, selected subject), in each query's preliminary order.
-  std::vector<std::pair<std::size_t, std::size_t>> work;  // (query, entry index)
+  // The selections pruned to their limit (the best entries of this part: the best of the whole database
+  // are among the parts' best), and the subjects they hold.
+  std::unordered_set<std::int64_t> held;
   for (const std::size_t q : active) {
     selections[q].prune(true);
-    selections[q].sort();
-    for (std::size_t k = 0; k < selections[q].entries.size(); ++k) work.emplace_back(q, k);
+    for (PrelimEntry& e : selections[q].entries) held.insert(e.list.oid);
+    shard.entries[q] = std::move(selections[q].entries);
   }
+  for (auto& [oid, subject] : kept)
+    if (held.contains(oid)) shard.subjects.emplace_back(oid, std::move(subject));
+  std::sort(shard.subjects.begin(), shard.subjects.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  return shard;
+}
+
+// The parts' selections and subjects together (the order of arrival changes nothing: selection uses a
+// total order), each query's pruned to the limit and sorted; work: the (query, entry) pairs of stage 6 in
+// output order.
+struct Merged {
+  std::vector<Selection> selections;
+  std::unordered_map<std::int64_t, BlastpSubject> kept;
+  std::vector<std::pair<std::size_t, std::size_t>> work;  // (query, entry index)
+};
+
+Merged merge_parts(const Prepared& p, std::vector<BlastpScanPart>& parts, SearchCounts& counts) {
+  Merged m;
+  m.selections.resize(p.contexts.size());
+  for (Selection& s : m.selections) s.limit = prelim_list_limit(p.search);
+  for (BlastpScanPart& part : parts) {
+    add_counts(counts, part.counts);
+    for (const std::size_t q : p.active)
+      for (PrelimEntry& e : part.entries[q]) m.selections[q].entries.push_back(std::move(e));
+    for (auto& [oid, subject] : part.subjects) m.kept.emplace(oid, std::move(subject));
+    part = BlastpScanPart();
+  }
+  for (const std::size_t q : p.active) {
+    m.selections[q].prune(true);
+    m.selections[q].sort();
+    for (std::size_t k = 0; k < m.selections[q].entries.size(); ++k) m.work.emplace_back(q, k);
+  }
+  return m;
+}
+
+// One (query, subject) of stage 6.
+struct TraceItem {
+  std::size_t query = 0;
+  const PrelimEntry* entry = nullptr;
+  Residues subject;
+};
+
+// Stage 6 on the pool for every item: the traceback (traced[i]) without composition-based statistics, the
+// composition-based redo (redone[i]) with them (speculatively: BLAST may skip some lists, whose results
+// finish_composition_redo then never asks for). Pure per item: any subset, on any rank, gives the same.
+void trace_items(const Prepared& p, std::span<const TraceItem> items, ThreadPool& pool,
+                 std::vector<std::vector<Hsp>>& traced, std::vector<SubjectRedo>& redone) {
+  const bool redo = p.search.comp_based_stats != 0;
+  if (redo)
+    redone.resize(items.size());
+  else
+    traced.resize(items.size());
+  pool.parallel_for(items.size(), 1, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const TraceItem& t = items[i];
+      const QueryContext& context = *p.contexts[t.query];
+      if (redo)
+        redone[i] = redo_subject(context, t.subject, t.entry->prelim);
+      else
+        traced[i] = traceback_subject(context, t.subject, t.entry->prelim);
+    }
+  });
+}
+
+// Stage 7: the final hit lists of every query from the results of stage 6 for m.work (traced or
+// redone, indexed like m.work), and the subjects they report, into result.
+void final_lists(const Prepared& p, std::span<const BlastpQuery> queries, Merged& m,
+                 std::vector<std::vector<Hsp>>& traced, std::vector<SubjectRedo>& redone,
+                 BlastpRunResult& result) {
+  const BlastpOptions& search = p.search;
+  const std::size_t nq = p.contexts.size();
   std::unordered_set<std::int64_t> reported;
   if (search.comp_based_stats == 0) {
-    std::vector<std::vector<Hsp>> traced(work.size());
-    pool.parallel_for(work.size(), 1, [&](std::size_t begin, std::size_t end) {
-      for (std::size_t w = begin; w < end; ++w) {
-        const auto [q, k] = work[w];
-        const PrelimEntry& e = selections[q].entries[k];
-        traced[w] = traceback_subject(*contexts[q], kept.at(e.list.oid).residues, e.prelim);
-      }
-    });
-
-    // 7. Final hit lists per query.
     std::size_t w = 0;
-    for (const std::size_t q : active) {
+    for (const std::size_t q : p.active) {
       std::vector<SubjectHits> lists;
-      for (std::size_t k = 0; k < selections[q].entries.size(); ++k, ++w) {
+      for (std::size_t k = 0; k < m.selections[q].entries.size(); ++k, ++w) {
         if (traced[w].empty()) continue;
         SubjectHits h;
-        h.oid = selections[q].entries[k].list.oid;
+        h.oid = m.selections[q].entries[k].list.oid;
         h.hsps = std::move(traced[w]);
         lists.push_back(std::move(h));
       }
@@ -519,24 +630,15 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
       result.queries[q].hits = std::move(lists);
     }
   } else {
-    // 6-7 with composition-based statistics (kappa.hpp): every preliminary list is redone on the pool
-    // (speculatively: BLAST may skip some, whose results finish_composition_redo then never asks for), then
-    // BLAST's heap is simulated sequentially per BLAST query batch (blastp_query_batches over this call's
-    // queries; the CLI cuts its calls at BLAST batch boundaries), so the answer is BLAST's exactly.
-    std::vector<SubjectRedo> redone(work.size());
-    pool.parallel_for(work.size(), 1, [&](std::size_t begin, std::size_t end) {
-      for (std::size_t w = begin; w < end; ++w) {
-        const auto [q, k] = work[w];
-        const PrelimEntry& e = selections[q].entries[k];
-        redone[w] = redo_subject(*contexts[q], kept.at(e.list.oid).residues, e.prelim);
-      }
-    });
+    // With composition-based statistics (kappa.hpp): BLAST's heap is simulated sequentially per BLAST
+    // query batch (blastp_query_batches over this call's queries; the CLI cuts its calls at BLAST batch
+    // boundaries) on the redone lists, so the answer is BLAST's exactly.
     std::vector<std::vector<SubjectHits>> prelim_lists(nq);
     std::vector<std::size_t> first_work(nq, 0);
-    for (std::size_t w = 0; w < work.size(); ++w) {
-      const auto [q, k] = work[w];
+    for (std::size_t w = 0; w < m.work.size(); ++w) {
+      const auto [q, k] = m.work[w];
       if (k == 0) first_work[q] = w;
-      prelim_lists[q].push_back(selections[q].entries[k].list);
+      prelim_lists[q].push_back(m.selections[q].entries[k].list);
     }
     std::vector<std::size_t> lengths(nq);
     for (std::size_t q = 0; q < nq; ++q) lengths[q] = queries[q].residues.size();
@@ -559,9 +661,162 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
       }
     }
   }
-  for (const std::int64_t oid : reported) result.subjects.emplace(oid, std::move(kept.at(oid)));
-  timings.traceback += seconds_since(t_traceback);
-  timings.total = seconds_since(t_start);
+  for (const std::int64_t oid : reported) result.subjects.emplace(oid, std::move(m.kept.at(oid)));
+}
+
+// Stages 6-7 in one process on the parts' preliminary selections, into result.
+void finish(const Prepared& p, std::span<const BlastpQuery> queries, std::vector<BlastpScanPart>& parts,
+            ThreadPool& pool, BlastpRunResult& result) {
+  const auto t_traceback = Clock::now();
+  Merged m = merge_parts(p, parts, result.counts);
+  std::vector<TraceItem> items;
+  items.reserve(m.work.size());
+  for (const auto& [q, k] : m.work) {
+    const PrelimEntry& e = m.selections[q].entries[k];
+    items.push_back({q, &e, m.kept.at(e.list.oid).residues});
+  }
+  std::vector<std::vector<Hsp>> traced;
+  std::vector<SubjectRedo> redone;
+  trace_items(p, items, pool, traced, redone);
+  final_lists(p, queries, m, traced, redone, result);
+  result.timings.traceback += seconds_since(t_traceback);
+}
+
+// Stages 6-7 under MPI, after the scan parts went to rank 0 (parts: all of them on rank 0; mine: this
+// rank's own, kept by every rank): rank 0 merges the selections and sends every rank the (query, subject)
+// pairs to trace; each rank traces those of its own subjects (every subject is in exactly one rank's part)
+// and sends the results to rank 0, which selects the final lists.
+void finish_distributed(const Prepared& p, std::span<const BlastpQuery> queries,
+                        std::vector<BlastpScanPart>& parts, const BlastpScanPart& mine,
+                        const dist::Comm& comm, ThreadPool& pool, BlastpRunResult& result) {
+  const auto t_traceback = Clock::now();
+  std::optional<Merged> m;
+  dist::Bytes pairs;  // every work item's (query, oid), in m->work's order
+  dist::agree(comm, [&] {
+    if (!comm.is_root()) return;
+    m.emplace(merge_parts(p, parts, result.counts));
+    dist::ByteWriter w;
+    w.integer(static_cast<std::uint64_t>(m->work.size()));
+    for (const auto& [q, k] : m->work) {
+      w.integer(static_cast<std::uint64_t>(q));
+      w.integer(static_cast<std::int64_t>(m->selections[q].entries[k].list.oid));
+    }
+    pairs = w.take();
+  });
+  comm.broadcast(pairs);
+  std::vector<dist::Bytes> traced_parts = dist::exchange(comm, [&] {
+    // This rank's items: the pairs whose subject is in its part (its entries and subjects).
+    std::unordered_map<std::int64_t, const BlastpSubject*> own_subjects;
+    for (const auto& [oid, subject] : mine.subjects) own_subjects.emplace(oid, &subject);
+    std::vector<std::unordered_map<std::int64_t, const PrelimEntry*>> own_entries(mine.entries.size());
+    dist::ByteReader in(pairs);
+    const std::size_t n = in.count(16);
+    std::vector<std::uint64_t> index;
+    std::vector<TraceItem> items;
+    for (std::size_t w = 0; w < n; ++w) {
+      const auto q = static_cast<std::size_t>(in.integer<std::uint64_t>());
+      const auto oid = in.integer<std::int64_t>();
+      if (q >= own_entries.size())
+        throw Error(ErrorKind::kInternal, "MPI message: query index out of range (protocol mismatch)");
+      const auto subject = own_subjects.find(oid);
+      if (subject == own_subjects.end()) continue;
+      if (own_entries[q].empty())
+        for (const PrelimEntry& e : mine.entries[q]) own_entries[q].emplace(e.list.oid, &e);
+      index.push_back(w);
+      items.push_back({q, own_entries[q].at(oid), subject->second->residues});
+    }
+    in.expect_done();
+    std::vector<std::vector<Hsp>> traced;
+    std::vector<SubjectRedo> redone;
+    trace_items(p, items, pool, traced, redone);
+    return dist::encode_traced(index, traced, redone);
+  });
+  if (!comm.is_root()) return;
+  std::vector<std::vector<Hsp>> traced;
+  std::vector<SubjectRedo> redone;
+  if (p.search.comp_based_stats != 0)
+    redone.resize(m->work.size());
+  else
+    traced.resize(m->work.size());
+  for (dist::Bytes& message : traced_parts) {
+    dist::decode_traced(message, traced, redone);
+    message = dist::Bytes();
+  }
+  final_lists(p, queries, *m, traced, redone, result);
+  result.timings.traceback += seconds_since(t_traceback);
+}
+
+}  // namespace
+
+BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::string& db_path,
+                           const DatabaseTotals& totals, const BlastpRunOptions& options) {
+  const auto t_start = Clock::now();
+  BlastpRunResult result;
+  result.totals = totals;
+  result.queries.resize(queries.size());
+  ThreadPool pool(ThreadPool::resolve(options.threads));
+  std::optional<Prepared> p;
+  std::vector<BlastpScanPart> parts;
+  const dist::Comm* comm = options.comm;
+  if (comm == nullptr || comm->size() == 1) {
+    p.emplace(prepare(queries, totals, options, pool, result));
+    if (!p->searching(totals)) return result;
+    result.timings.setup += seconds_since(t_start);
+    parts.push_back(scan_part(*p, db_path, totals, options, pool, 0, 1, result.timings));
+  } else {
+    // Distributed: every rank prepares the queries and scans its part; rank 0 gathers the parts and
+    // merges them; every rank traces its own subjects of the merged selection; rank 0 selects the final
+    // lists (the other ranks return the setups without hits).
+    BlastpScanPart mine;
+    std::vector<dist::Bytes> messages = dist::exchange(*comm, [&] {
+      p.emplace(prepare(queries, totals, options, pool, result));
+      if (!p->searching(totals)) return dist::Bytes();
+      result.timings.setup += seconds_since(t_start);
+      mine = scan_part(*p, db_path, totals, options, pool, comm->rank(), comm->size(), result.timings);
+      if (!comm->is_root()) return dist::encode_scan_part(mine);
+      return dist::Bytes();
+    });
+    if (!p->searching(totals)) return result;  // the same on every rank
+    if (comm->is_root()) {
+      parts.push_back(mine);
+      for (std::size_t r = 1; r < messages.size(); ++r) {
+        parts.push_back(dist::decode_scan_part(messages[r]));
+        messages[r] = dist::Bytes();
+      }
+    }
+    finish_distributed(*p, queries, parts, mine, *comm, pool, result);
+    result.timings.total = seconds_since(t_start);
+    return result;
+  }
+  finish(*p, queries, parts, pool, result);
+  result.timings.total = seconds_since(t_start);
+  return result;
+}
+
+BlastpScanPart blastp_scan_part(std::span<const BlastpQuery> queries, const std::string& db_path,
+                                const DatabaseTotals& totals, const BlastpRunOptions& options, int part,
+                                int parts) {
+  BlastpRunResult result;
+  result.queries.resize(queries.size());
+  ThreadPool pool(ThreadPool::resolve(options.threads));
+  const Prepared p = prepare(queries, totals, options, pool, result);
+  if (!p.searching(totals)) {
+    BlastpScanPart none;
+    none.entries.resize(queries.size());
+    return none;
+  }
+  return scan_part(p, db_path, totals, options, pool, part, parts, result.timings);
+}
+
+BlastpRunResult blastp_merge_parts(std::span<const BlastpQuery> queries, const DatabaseTotals& totals,
+                                   const BlastpRunOptions& options, std::vector<BlastpScanPart> parts) {
+  BlastpRunResult result;
+  result.totals = totals;
+  result.queries.resize(queries.size());
+  ThreadPool pool(ThreadPool::resolve(options.threads));
+  const Prepared p = prepare(queries, totals, options, pool, result);
+  if (!p.searching(totals)) return result;
+  finish(p, queries, parts, pool, result);
   return result;
 }
 

@@ -28,19 +28,31 @@
 // same selection. Memory: up to 2 x devices + 2 batches.
 //
 // Determinism: every per-(query, subject) computation is a pure function of the query, the subject and
-// the totals; selection uses a total order; so any thread count and batch size give identical results.
+// the totals; selection uses a total order; so any thread count, batch size and MPI rank count give
+// identical results.
+//
+// MPI (options.comm, docs/MPI.md): each rank scans its part of the database and prunes its selections
+// to the limit; the union of the parts' selections holds the database's best entries, so rank 0, which
+// merges and prunes them, selects exactly what one process does. Stage 6 (traceback or composition-based
+// redo, pure per (query, subject)) then runs on the rank holding each selected subject, and rank 0 builds
+// the final lists from the results.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "blast/composition.hpp"
 #include "blast/hsp.hpp"
 #include "blast/search.hpp"
 #include "warpsearch/seqio.hpp"
+
+namespace warpsearch::dist {
+class Comm;  // warpsearch/dist.hpp
+}  // namespace warpsearch::dist
 
 namespace warpsearch::blast {
 
@@ -75,6 +87,13 @@ struct BlastpRunOptions {
   // empty: everything on the CPU. Results are identical either way. Needs a CUDA build (else kGpu).
   std::vector<int> gpus;
   std::size_t gpu_batch_residues = 64u << 20;  // batch size when gpus is not empty
+  // MPI ranks sharing the search (warpsearch/dist.hpp; nullptr or one rank: this process alone). Every rank
+  // calls blastp_run with the same queries, database and totals; each scans its part of the database
+  // (dist/shard.hpp: contiguous, residue-balanced); rank 0 merges the parts' preliminary selections; each
+  // rank traces the selected subjects of its part; rank 0 makes the final selection and alone returns hits
+  // (the other ranks: setups only). The hits are those of a one-process run for any number of ranks. An
+  // error on any rank is raised on all of them (dist::CollectiveError).
+  const dist::Comm* comm = nullptr;
 };
 
 // Where the time went (wall clock, seconds). With GPUs the phases overlap: `seed` is the time the host
@@ -104,6 +123,21 @@ struct BlastpQueryResult {
   std::vector<std::vector<compo::MatrixAdjustRule>> adjust_rules;
 };
 
+// A subject with preliminary HSPs for one query: the unit of a query's preliminary selection.
+struct PrelimEntry {
+  SubjectHits list;  // the preliminary HSPs as an Hsp list (for compare_hit_lists); oid = database id
+  std::vector<PrelimHsp> prelim;
+};
+
+// What scanning one part of the database leaves for the traceback: each query's preliminary selection
+// over that part, pruned to its limit (unordered; empty for queries that cannot have hits), the subjects
+// those entries refer to (by database id, ascending) and the counters of the seed stages.
+struct BlastpScanPart {
+  std::vector<std::vector<PrelimEntry>> entries;  // per query of the call
+  std::vector<std::pair<std::int64_t, BlastpSubject>> subjects;
+  SearchCounts counts;
+};
+
 struct BlastpRunResult {
   std::vector<BlastpQueryResult> queries;                    // one per query, in input order
   std::unordered_map<std::int64_t, BlastpSubject> subjects;  // every subject some query reports
@@ -119,5 +153,16 @@ struct BlastpRunResult {
 // not fit the GPU's shared memory (about 50,000 residues on an H100).
 BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::string& db_path,
                            const DatabaseTotals& totals, const BlastpRunOptions& options);
+
+// The two halves of blastp_run, for a distributed search and its tests: the scan of part `part` of
+// `parts` of the database (options.comm is ignored), and the traceback and final selection over the
+// parts' results (all parts of one split, any order). blastp_merge_parts(q, totals, options,
+// {blastp_scan_part(q, db, totals, options, p, n) for p in 0..n-1}) gives blastp_run's hits and counters
+// (not its timings) for any n.
+BlastpScanPart blastp_scan_part(std::span<const BlastpQuery> queries, const std::string& db_path,
+                                const DatabaseTotals& totals, const BlastpRunOptions& options, int part,
+                                int parts);
+BlastpRunResult blastp_merge_parts(std::span<const BlastpQuery> queries, const DatabaseTotals& totals,
+                                   const BlastpRunOptions& options, std::vector<BlastpScanPart> parts);
 
 }  // namespace warpsearch::blast

@@ -14,16 +14,21 @@
 // blastp_run; its queries' output is formatted and written in query order before the next batch is read
 // (outfmt 0: the report's header before the first batch and its footer after the last; outfmt 7: the
 // "# BLAST processed" line after the last). The output is an OutputFile committed at the end, so a failed
-// run leaves no partial file.
+// run leaves no partial file. Under mpirun/srun (docs/MPI.md) every rank reads the options, totals and
+// queries; with --mpi-split db blastp_run splits the database over the ranks, with --mpi-split queries each
+// rank searches every N-th query batch against the whole database and formats its output; rank 0 alone
+// creates and writes the output.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <future>
 #include <memory>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -39,8 +44,10 @@
 #include "blast/tabular.hpp"
 #include "cli/commands.hpp"
 #include "core/blast_db.hpp"
+#include "dist/bytes.hpp"
 #include "stats/blast_tables.hpp"
 #include "warpsearch/db.hpp"
+#include "warpsearch/dist.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/gpu.hpp"
 #include "warpsearch/output_file.hpp"
@@ -54,6 +61,10 @@ namespace {
 // query is a batch of its own).
 constexpr std::size_t kBatchQueries = 10000;
 constexpr std::size_t kBatchResidues = 8u << 20;
+// With --mpi-split queries under MPI, batches are ten times smaller: each rank searches whole batches, so
+// more batches balance the ranks better (at the cost of one database pass per batch).
+constexpr std::size_t kSplitBatchQueries = kBatchQueries / 10;
+constexpr std::size_t kSplitBatchResidues = kBatchResidues / 10;
 
 // blastp options this command parses but does not implement: (name, takes a value).
 struct UnsupportedOption {
@@ -357,8 +368,37 @@ std::string defline_of(const Sequence& seq) {
   return seq.description.empty() ? seq.name : seq.name + " " + seq.description;
 }
 
-void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
-  // Options that need no data.
+// One query batch's output (text, number of queries and HSPs, messages for stderr), as a query-split
+// search sends it from the rank that searched the batch to rank 0 (dist/bytes.hpp encoding).
+struct BatchOutput {
+  std::string text;
+  std::uint64_t queries = 0;
+  std::uint64_t hsps = 0;
+  std::string messages;
+};
+
+dist::Bytes encode_batch_output(const BatchOutput& b) {
+  dist::ByteWriter w;
+  w.str(b.text);
+  w.integer(b.queries);
+  w.integer(b.hsps);
+  w.str(b.messages);
+  return w.take();
+}
+
+BatchOutput decode_batch_output(std::span<const std::uint8_t> message) {
+  dist::ByteReader r(message);
+  BatchOutput b;
+  b.text = r.str();
+  b.queries = r.integer<std::uint64_t>();
+  b.hsps = r.integer<std::uint64_t>();
+  b.messages = r.str();
+  r.expect_done();
+  return b;
+}
+
+// The checks of the options that need no data; returns the -matrix. Throws Error(kUsage).
+ScoringMatrix check_options(const BlastpCliOptions& o) {
   for (const CLI::Option* opt : o.unsupported) {
     if (opt->count() > 0) {
       throw Error(ErrorKind::kUsage,
@@ -407,9 +447,22 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   if (o.xdrop_ungap < 0 || o.xdrop_gap < 0 || o.xdrop_gap_final < 0)
     throw Error(ErrorKind::kUsage, "-xdrop_ungap, -xdrop_gap and -xdrop_gap_final must be >= 0");
 
+  return load_matrix(o.matrix);
+}
+
+void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
+  const dist::Comm one_process;
+  const dist::Comm& comm = global.comm != nullptr ? *global.comm : one_process;
+  // Under MPI every rank runs this with the same arguments; the steps that can fail run inside
+  // dist::agree (an error on any rank stops all of them together), and rank 0 alone writes.
+  std::optional<ScoringMatrix> loaded;
+  dist::agree(comm, [&] { loaded.emplace(check_options(o)); });
+  const ScoringMatrix& matrix = *loaded;
+  const bool have_db = o.db_opt->count() > 0, have_subject = o.subject_opt->count() > 0;
+  const std::string& target = have_db ? o.db : o.subject;
   blast::BlastpRunOptions run;
+  run.comm = &comm;
   blast::BlastpOptions& search = run.search;
-  const ScoringMatrix matrix = load_matrix(o.matrix);
   search.matrix = o.matrix;
   // Each gap cost not given is the matrix's BLAST+ default (BLAST_GetProteinGapExistenceExtendParams).
   search.gaps = matrix.default_gaps();
@@ -436,7 +489,8 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
                 : o.global_threads_opt->count() > 0 ? global.resolved_threads()
                                                     : 1u;
   // The seed stages on the GPUs of --device / --gpus (global options; auto: the GPUs when usable). The
-  // output is the same either way.
+  // output is the same either way. Under MPI each rank takes its share of its node's GPUs
+  // (dist::local_devices).
   // The GPUs are probed (driver and context start-up: a few hundred ms) while the database totals and the
   // first queries are read; an invalid --device value is reported now.
   if (!parse_device_mode(global.device))
@@ -446,75 +500,145 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
 
   ReportWriter::Setup report{&matrix, &search, have_subject, target, {}};
   if (o.max_target_seqs_opt->count() > 0) report.report_subjects = o.max_target_seqs;
-  static_cast<void>(ReportWriter(o.outfmt, report));  // -outfmt errors before any work
-
   // Output first (an unwritable path fails before any work), then the subject totals, then the queries.
-  OutputFile out(o.out);
+  std::optional<OutputFile> out;
+  std::optional<ReportWriter> writer;
+  std::optional<SequenceReader> reader;
   const auto start = std::chrono::steady_clock::now();
-  report.totals = blast::database_totals(target, have_subject);
-  const blast::DatabaseTotals& totals = report.totals;
-  if (totals.sequences == 0) {
-    throw Error(ErrorKind::kInput,
-                fmt::format("{} holds no sequences", have_db ? "the database" : "-subject"), target);
-  }
-  const ReportWriter writer(o.outfmt, report);
-  SequenceReader reader(o.query, blast::subject_reader_options());
-  std::uint64_t queries = 0, hits = 0;
   Sequence seq;
-  bool more = reader.next(seq);
-  if (!more) throw Error(ErrorKind::kInput, "the query file holds no sequences", reader.path());
-  out.write(writer.header());
-  while (more) {
-    std::vector<blast::BlastpQuery> batch;
+  bool more = false;
+  const blast::DatabaseTotals& totals = report.totals;
+  dist::agree(comm, [&] {
+    static_cast<void>(ReportWriter(o.outfmt, report));  // -outfmt errors before any work
+    if (comm.size() > 1 && o.query == "-")
+      throw Error(ErrorKind::kUsage,
+                  "-query - : under MPI every rank reads the queries, so they cannot be stdin");
+    if (comm.is_root()) out.emplace(o.out);
+    report.totals = blast::database_totals(target, have_subject);
+    if (totals.sequences == 0) {
+      throw Error(ErrorKind::kInput,
+                  fmt::format("{} holds no sequences", have_db ? "the database" : "-subject"), target);
+    }
+    writer.emplace(o.outfmt, report);
+    reader.emplace(o.query, blast::subject_reader_options());
+    more = reader->next(seq);
+    if (!more) throw Error(ErrorKind::kInput, "the query file holds no sequences", reader->path());
+  });
+  std::uint64_t queries = 0, hits = 0;
+  if (out) out->write(writer->header());
+  // Reads the next batch of queries (every rank reads every batch). A batch ends at one of BLAST+'s
+  // query-batch boundaries (blastp_query_batches: a batch closes when it holds >= 10000 residues), once it
+  // has kBatchQueries queries or kBatchResidues residues, so the composition-based redo sees BLAST's
+  // batches (kappa.hpp) whatever our batch size.
+  const bool query_split = comm.size() > 1 && global.split() == dist::Split::kQueries;
+  const std::size_t batch_queries = query_split ? kSplitBatchQueries : kBatchQueries;
+  const std::size_t batch_residues = query_split ? kSplitBatchResidues : kBatchResidues;
+  const auto read_batch = [&](std::vector<blast::BlastpQuery>& batch) {
     std::size_t residues = 0;
-    // A batch ends at one of BLAST+'s query-batch boundaries (blastp_query_batches: a batch closes when it
-    // holds >= 10000 residues), once it has kBatchQueries queries or kBatchResidues residues, so the
-    // composition-based redo sees BLAST's batches (kappa.hpp) whatever our batch size.
     std::size_t blast_fill = 0;
     while (more) {
       residues += seq.length();
       blast_fill += seq.length();
       batch.push_back({defline_of(seq), std::move(seq.residues)});
-      more = reader.next(seq);
+      more = reader->next(seq);
       if (blast_fill >= blast::kBlastpQueryBatchResidues) {
         blast_fill = 0;
-        if (batch.size() >= kBatchQueries || residues >= kBatchResidues) break;
+        if (batch.size() >= batch_queries || residues >= batch_residues) break;
       }
     }
-    if (device_probe.valid()) {
-      const DeviceSelection devices = device_probe.get();
-      if (devices.use_gpu)
-        for (const DeviceInfo& d : devices.devices) run.gpus.push_back(d.id);
-    }
-    const blast::BlastpRunResult result = blast::blastp_run(batch, target, totals, run);
+  };
+  const auto probe_devices = [&] {
+    if (!device_probe.valid()) return;
+    const DeviceSelection devices = device_probe.get();
+    std::vector<int> ids;
+    if (devices.use_gpu)
+      for (const DeviceInfo& d : devices.devices) ids.push_back(d.id);
+    run.gpus = comm.size() > 1 ? dist::local_devices(ids, comm.local_rank(), comm.local_size()) : ids;
+  };
+  // A batch's output text, HSP count and stderr messages (timing, warnings); first: the 0-based number of
+  // its first query in the query file.
+  const auto format_batch = [&](const std::vector<blast::BlastpQuery>& batch,
+                                const blast::BlastpRunResult& result, std::uint64_t first) {
+    BatchOutput b;
+    b.queries = batch.size();
     if (o.timing) {
       const blast::BlastpTimings& t = result.timings;
-      fmt::print(
-          stderr,
+      b.messages += fmt::format(
           "timing: setup {:.3f} s\ntiming: read {:.3f} s\ntiming: seed {:.3f} s\ntiming: prelim {:.3f} s\n"
           "timing: traceback {:.3f} s\ntiming: batch_total {:.3f} s\n",
           t.setup, t.read, t.seed, t.prelim, t.traceback, t.total);
       if (!run.gpus.empty())
-        fmt::print(stderr,
-                   "timing: gpu_scan {:.3f} s\ntiming: gpu_screen {:.3f} s\n"
-                   "timing: gpu pairs {} (to the CPU: {})\n",
-                   t.gpu_scan, t.gpu_screen, t.gpu_pairs, t.gpu_full_pairs);
+        b.messages += fmt::format(
+            "timing: gpu_scan {:.3f} s\ntiming: gpu_screen {:.3f} s\ntiming: gpu pairs {} (to the CPU: {})\n",
+            t.gpu_scan, t.gpu_screen, t.gpu_pairs, t.gpu_full_pairs);
     }
-    out.write(writer.batch(batch, result));
-    queries += batch.size();
+    b.text = writer->batch(batch, result);
     for (std::size_t q = 0; q < result.queries.size(); ++q) {
-      for (const blast::SubjectHits& list : result.queries[q].hits) hits += list.hsps.size();
+      for (const blast::SubjectHits& list : result.queries[q].hits) b.hsps += list.hsps.size();
       // blastp warns the same way and reports the query without hits.
       if (!global.quiet && !(result.queries[q].setup.ungapped.lambda > 0))
-        fmt::print(
-            stderr,
+        b.messages += fmt::format(
             "warpsearch: warning: query {} ({}): ungapped Karlin-Altschul parameters cannot be computed "
             "(no residue with a positive expected score, e.g. all X); it is reported without hits\n",
-            queries + q + 1 - batch.size(), batch[q].defline);
+            first + q + 1, batch[q].defline);
     }
+    return b;
+  };
+  const auto emit = [&](const BatchOutput& b) {
+    std::fputs(b.messages.c_str(), stderr);
+    out->write(b.text);
+    queries += b.queries;
+    hits += b.hsps;
+  };
+  std::uint64_t read_queries = 0;  // queries read so far
+  while (more) {
+    if (!query_split) {
+      // One process, or the database split over the ranks (blastp_run with run.comm): rank 0 gets the hits.
+      std::vector<blast::BlastpQuery> batch;
+      dist::agree(comm, [&] {
+        read_batch(batch);
+        probe_devices();
+      });
+      const blast::BlastpRunResult result = blast::blastp_run(batch, target, totals, run);
+      if (comm.is_root()) emit(format_batch(batch, result, read_queries));
+      read_queries += batch.size();
+      continue;
+    }
+    // Query split: rounds of up to N batches; batch j of a round is searched by rank j against the whole
+    // database and formatted there; rank 0 writes the round's outputs in batch order.
+    std::vector<blast::BlastpQuery> mine;
+    std::uint64_t mine_first = 0;
+    int round = 0;
+    dist::agree(comm, [&] {
+      for (; round < comm.size() && more; ++round) {
+        std::vector<blast::BlastpQuery> batch;
+        read_batch(batch);
+        const std::uint64_t first = read_queries;
+        read_queries += batch.size();
+        if (round == comm.rank()) {
+          mine = std::move(batch);
+          mine_first = first;
+        }
+      }
+      probe_devices();
+    });
+    std::optional<BatchOutput> own;
+    std::vector<dist::Bytes> parts = dist::exchange(comm, [&] {
+      if (mine.empty()) return dist::Bytes();
+      blast::BlastpRunOptions whole = run;
+      whole.comm = nullptr;
+      BatchOutput b = format_batch(mine, blast::blastp_run(mine, target, totals, whole), mine_first);
+      if (!comm.is_root()) return encode_batch_output(b);
+      own = std::move(b);
+      return dist::Bytes();
+    });
+    if (!comm.is_root()) continue;
+    for (int j = 0; j < round; ++j)
+      emit(j == 0 ? *own : decode_batch_output(parts[static_cast<std::size_t>(j)]));
   }
-  out.write(writer.footer(queries));
-  out.commit();
+  if (!comm.is_root()) return;
+  out->write(writer->footer(queries));
+  out->commit();
 
   if (!global.quiet && o.out != "-") {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -637,6 +761,8 @@ void register_blastp(CLI::App& app, const GlobalOptions& global) {
       "sequence is an error. With --device gpu (or auto, a global option; --gpus picks the GPUs) the seed\n"
       "stages (word hits, ungapped and preliminary gapped extension) run on the GPUs, with the same "
       "results.\n"
+      "Under mpirun/srun the database (or with --mpi-split queries the query batches) is split over the\n"
+      "ranks and rank 0 writes the same output (docs/MPI.md).\n"
       "Not implemented: -outfmt 1-5 and 8-18, -html, -remote, -parse_deflines, seqid "
       "and\n"
       "taxonomy lists, culling, -ungapped and the other options blastp -help lists but this help does not.\n"

@@ -5,7 +5,8 @@
 // Options keep HMMER's spellings (-E, --domE, --cut_ga, ...). The main report goes to stdout or -o; the
 // tables to --tblout / --domtblout / --pfamtblout. All file outputs are OutputFiles committed together at
 // the end, so a failed run leaves none of them behind (stdout is written as the report grows). Threads: --cpu
-// N (HMMER's option; 0 means one thread, as HMMER's serial mode) or the global --threads.
+// N (HMMER's option; 0 means one thread, as HMMER's serial mode) or the global --threads. Under mpirun/srun
+// the database is split over the ranks and rank 0 alone writes the outputs (docs/MPI.md).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "warpsearch/dist.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/hmmsearch.hpp"
 #include "warpsearch/output_file.hpp"
@@ -50,68 +52,76 @@ std::string spoof_command_line(const HmmsearchOptions& o) {
 }
 
 void run_hmmsearch(HmmsearchOptions& o, const GlobalOptions& global) {
+  const dist::Comm one_process;
+  const dist::Comm& comm = global.comm != nullptr ? *global.comm : one_process;
   hmmsearch::Options& s = o.search;
-  const int ncut = static_cast<int>(o.cut_ga) + static_cast<int>(o.cut_nc) + static_cast<int>(o.cut_tc);
-  if (ncut > 1) throw Error(ErrorKind::kUsage, "--cut_ga, --cut_nc and --cut_tc are mutually exclusive");
-  s.cutoffs = o.cut_ga   ? hmmsearch::BitCutoffs::kGA
-              : o.cut_nc ? hmmsearch::BitCutoffs::kNC
-              : o.cut_tc ? hmmsearch::BitCutoffs::kTC
-                         : hmmsearch::BitCutoffs::kNone;
-  s.textw = o.textw;
-  if (o.seed) s.seed = static_cast<std::uint32_t>(*o.seed);
-  if (o.tformat && *o.tformat != "fasta" && *o.tformat != "FASTA" && *o.tformat != "fastq" &&
-      *o.tformat != "FASTQ") {
-    throw Error(
-        ErrorKind::kUsage,
-        fmt::format("--tformat {}: only fasta and fastq target files (or packed databases) are supported",
-                    *o.tformat));
-  }
-  if (o.hmmfile == "-" && o.seqdb == "-") {
-    throw Error(ErrorKind::kUsage,
-                "either <hmmfile> or <seqdb> may be '-' (to read from stdin), but not both");
-  }
-  s.threads = o.cpu ? static_cast<unsigned>(*o.cpu > 0 ? *o.cpu : 1) : global.resolved_threads();
-  hmmsearch::validate(s);
-
   hmmsearch::RunLabels labels;
-  labels.o = o.o;
-  labels.A = o.A;
-  labels.tblout = o.tblout;
-  labels.domtblout = o.domtblout;
-  labels.pfamtblout = o.pfamtblout;
-  labels.cpu = o.cpu;
-  labels.command_line = spoof_command_line(o);
-
   // Files are created before the search (an unwritable path fails early) and appear only on success.
+  // Under MPI only rank 0 creates and writes them; the ranks agree that the options and outputs are fine.
   OutputGroup group;
   std::unique_ptr<OutputFile> stdout_file;
-  OutputFile* report = nullptr;
-  if (o.o) {
-    report = &group.add(*o.o);
-  } else {
-    stdout_file = std::make_unique<OutputFile>("-");
-    report = stdout_file.get();
-  }
   hmmsearch::Sinks sinks;
-  sinks.report = [report](std::string_view text) { report->write(text); };
-  if (o.tblout) {
-    OutputFile& f = group.add(*o.tblout);
-    sinks.tblout = [&f](std::string_view text) { f.write(text); };
-  }
-  if (o.domtblout) {
-    OutputFile& f = group.add(*o.domtblout);
-    sinks.domtblout = [&f](std::string_view text) { f.write(text); };
-  }
-  if (o.pfamtblout) {
-    OutputFile& f = group.add(*o.pfamtblout);
-    sinks.pfamtblout = [&f](std::string_view text) { f.write(text); };
-  }
-  if (o.A) {
-    OutputFile& f = group.add(*o.A);
-    sinks.alignment = [&f](std::string_view text) { f.write(text); };
-  }
+  dist::agree(comm, [&] {
+    const int ncut = static_cast<int>(o.cut_ga) + static_cast<int>(o.cut_nc) + static_cast<int>(o.cut_tc);
+    if (ncut > 1) throw Error(ErrorKind::kUsage, "--cut_ga, --cut_nc and --cut_tc are mutually exclusive");
+    s.cutoffs = o.cut_ga   ? hmmsearch::BitCutoffs::kGA
+                : o.cut_nc ? hmmsearch::BitCutoffs::kNC
+                : o.cut_tc ? hmmsearch::BitCutoffs::kTC
+                           : hmmsearch::BitCutoffs::kNone;
+    s.textw = o.textw;
+    if (o.seed) s.seed = static_cast<std::uint32_t>(*o.seed);
+    if (o.tformat && *o.tformat != "fasta" && *o.tformat != "FASTA" && *o.tformat != "fastq" &&
+        *o.tformat != "FASTQ") {
+      throw Error(
+          ErrorKind::kUsage,
+          fmt::format("--tformat {}: only fasta and fastq target files (or packed databases) are supported",
+                      *o.tformat));
+    }
+    if (o.hmmfile == "-" && o.seqdb == "-") {
+      throw Error(ErrorKind::kUsage,
+                  "either <hmmfile> or <seqdb> may be '-' (to read from stdin), but not both");
+    }
+    s.threads = o.cpu ? static_cast<unsigned>(*o.cpu > 0 ? *o.cpu : 1) : global.resolved_threads();
+    hmmsearch::validate(s);
 
-  const hmmsearch::Summary summary = hmmsearch::search(o.hmmfile, o.seqdb, s, sinks, labels, false);
+    labels.o = o.o;
+    labels.A = o.A;
+    labels.tblout = o.tblout;
+    labels.domtblout = o.domtblout;
+    labels.pfamtblout = o.pfamtblout;
+    labels.cpu = o.cpu;
+    labels.command_line = spoof_command_line(o);
+    if (!comm.is_root()) return;
+
+    OutputFile* report = nullptr;
+    if (o.o) {
+      report = &group.add(*o.o);
+    } else {
+      stdout_file = std::make_unique<OutputFile>("-");
+      report = stdout_file.get();
+    }
+    sinks.report = [report](std::string_view text) { report->write(text); };
+    if (o.tblout) {
+      OutputFile& f = group.add(*o.tblout);
+      sinks.tblout = [&f](std::string_view text) { f.write(text); };
+    }
+    if (o.domtblout) {
+      OutputFile& f = group.add(*o.domtblout);
+      sinks.domtblout = [&f](std::string_view text) { f.write(text); };
+    }
+    if (o.pfamtblout) {
+      OutputFile& f = group.add(*o.pfamtblout);
+      sinks.pfamtblout = [&f](std::string_view text) { f.write(text); };
+    }
+    if (o.A) {
+      OutputFile& f = group.add(*o.A);
+      sinks.alignment = [&f](std::string_view text) { f.write(text); };
+    }
+  });
+
+  const hmmsearch::Summary summary =
+      hmmsearch::search(o.hmmfile, o.seqdb, s, sinks, labels, false, &comm, global.split());
+  if (!comm.is_root()) return;
   group.commit();
   if (stdout_file) stdout_file->commit();
 
@@ -200,11 +210,14 @@ void register_hmmsearch(CLI::App& app, const GlobalOptions& global) {
       "timing lines), whatever the number of threads. Targets longer than 100000 residues, which HMMER\n"
       "refuses, are searched. The database is read once into memory, digitized in the models' alphabet.\n"
       "<hmmfile> or <seqdb> (not both) may be '-' to read stdin. Details: docs/HMMSEARCH.md.\n"
+      "Under mpirun/srun the database (or with --mpi-split queries the models) is split over the ranks and\n"
+      "rank 0 writes the same outputs (docs/MPI.md).\n"
       "Examples:\n"
       "  warpsearch hmmsearch globins4.hmm uniprot.fa\n"
       "  warpsearch hmmsearch --tblout hits.tbl --domtblout doms.tbl -o report.txt Pfam-A.hmm db.fa.gz\n"
       "  warpsearch hmmsearch --cut_ga --noali --cpu 8 Pkinase.hmm proteome.fa\n"
-      "  warpsearch hmmsearch -E 1e-5 --domE 1e-3 --max fn3.hmm targets.fa");
+      "  warpsearch hmmsearch -E 1e-5 --domE 1e-3 --max fn3.hmm targets.fa\n"
+      "  mpirun -n 4 warpsearch hmmsearch --cpu 8 --tblout hits.tbl Pfam-A.hmm db/proteins");
   cmd->callback([opts, &global] { run_hmmsearch(*opts, global); });
 }
 

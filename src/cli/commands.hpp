@@ -10,6 +10,7 @@
 #include <string>
 
 #include "warpsearch/alphabet.hpp"
+#include "warpsearch/dist.hpp"
 #include "warpsearch/gpu.hpp"
 
 namespace warpsearch::cli {
@@ -19,6 +20,14 @@ struct GlobalOptions {
   std::string device = "auto";  // auto | cpu | gpu
   std::string gpus;             // comma-separated device ids, empty: all visible
   bool quiet = false;
+  // The MPI world (warpsearch/dist.hpp): one process unless started by an MPI launcher. Only hmmsearch and
+  // blastp run distributed; main() refuses the other commands on more than one rank.
+  const dist::Comm* comm = nullptr;
+  std::string mpi_split = "db";  // --mpi-split db|queries (docs/MPI.md)
+
+  dist::Split split() const {
+    return mpi_split == "queries" ? dist::Split::kQueries : dist::Split::kDatabase;
+  }
 
   unsigned resolved_threads() const;
   // Resolves --device/--gpus against the machine (see gpu.hpp); throws Error(kUsage/kGpu).

@@ -2,7 +2,9 @@
 //
 // Every command lives in its own src/cli/cmd_<name>.cpp and registers itself through commands.hpp.
 // Errors surface as warpsearch::Error and become "warpsearch: error: FILE:LINE: message" on stderr
-// with the exit status of their kind (error.hpp); usage errors exit 2 with CLI11's message.
+// with the exit status of their kind (error.hpp); usage errors exit 2 with CLI11's message. Under an MPI
+// launcher (warpsearch/dist.hpp, docs/MPI.md) every rank runs main(); hmmsearch and blastp split the
+// database over the ranks and rank 0 alone writes; the other commands refuse to run on several ranks.
 // Commands with BLAST+ option spellings (blastp) also take their long options with one dash, as BLAST+
 // does: blast_style_arguments() rewrites those tokens to CLI11's --name form before parsing.
 #include <fmt/format.h>
@@ -11,11 +13,13 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "warpsearch/dist.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/thread_pool.hpp"
 #include "warpsearch/version.hpp"
@@ -89,7 +93,10 @@ std::vector<std::string> blast_style_arguments(const CLI::App& app, int argc, ch
   return args;
 }
 
-int run(int argc, char** argv) {
+// Commands that run distributed under MPI (docs/MPI.md); the others refuse to run on several ranks.
+constexpr std::string_view kMpiCommands[] = {"hmmsearch", "blastp"};
+
+int run(int argc, char** argv, const dist::Comm& comm) {
   CLI::App app{"warpsearch: GPU-accelerated homologous sequence search", "warpsearch"};
   app.require_subcommand(1);
   app.set_version_flag("--version", fmt::format("warpsearch {} (GPU support: {})", kVersion,
@@ -99,6 +106,7 @@ int run(int argc, char** argv) {
       "Global options may also follow the command name.");
 
   GlobalOptions global;
+  global.comm = &comm;
   app.add_option("-t,--threads", global.threads, "CPU threads (0 = all hardware threads)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
@@ -107,6 +115,11 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
   app.add_option("--gpus", global.gpus, "Comma-separated GPU ids to use (default: all visible)");
   app.add_flag("-q,--quiet", global.quiet, "No progress or summary messages on stderr");
+  app.add_option("--mpi-split", global.mpi_split,
+                 "Under mpirun/srun, what hmmsearch and blastp split over the ranks: db (database shards) or "
+                 "queries (models / query batches); same output either way (docs/MPI.md)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"db", "queries"}));
   app.fallthrough();
 
   register_makedb(app, global);
@@ -116,6 +129,18 @@ int run(int argc, char** argv) {
   register_hmmsearch(app, global);
   register_scan(app, global);
   register_blastp(app, global);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    bool distributed = false;
+    for (const std::string_view name : kMpiCommands) distributed = distributed || sub->get_name() == name;
+    if (distributed) continue;
+    sub->preparse_callback([&comm, sub](std::size_t) {
+      if (comm.size() > 1)  // every rank gets here: an error they raise together
+        throw dist::CollectiveError(
+            ErrorKind::kUsage, fmt::format("warpsearch {} does not run under MPI ({} ranks); only hmmsearch "
+                                           "and blastp do: run it as one process",
+                                           sub->get_name(), comm.size()));
+    });
+  }
 
   if (argc <= 1) {  // no command: show what there is, as a usage error
     std::fputs(app.help().c_str(), stderr);
@@ -128,7 +153,9 @@ int run(int argc, char** argv) {
     app.parse(static_cast<int>(arg_pointers.size()), arg_pointers.data());
   } catch (const CLI::ParseError& e) {
     // CLI11 prints the message (or the help); a command-line mistake is a usage error (exit status 2),
-    // like the checks the commands make themselves, whatever CLI11's own code for it.
+    // like the checks the commands make themselves, whatever CLI11's own code for it. Every rank parses
+    // the same command line: only rank 0 prints.
+    if (!comm.is_root()) return e.get_exit_code() == 0 ? 0 : exit_code(ErrorKind::kUsage);
     return app.exit(e) == 0 ? 0 : exit_code(ErrorKind::kUsage);
   }
   return 0;
@@ -137,18 +164,34 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace warpsearch::cli
 
+// Under MPI (several ranks): an error all ranks raised together (dist::CollectiveError) is printed by rank 0
+// and every rank exits normally with its status; any other error is one rank's alone, which the others do
+// not know about: that rank prints it and ends the whole job (MPI_Abort) with its status.
 int main(int argc, char** argv) {
   using warpsearch::Error;
+  std::optional<warpsearch::dist::Session> session;
   try {
-    return warpsearch::cli::run(argc, argv);
+    session.emplace(argc, argv);
   } catch (const Error& e) {
     std::fprintf(stderr, "warpsearch: error: %s\n", e.what());
     return warpsearch::exit_code(e.kind());
+  }
+  const warpsearch::dist::Comm& comm = session->world();
+  const auto fail = [&comm](const std::string& message, int status) {
+    if (comm.size() > 1) comm.abort(message, status);
+    std::fprintf(stderr, "warpsearch: %s\n", message.c_str());
+    return status;
+  };
+  try {
+    return warpsearch::cli::run(argc, argv, comm);
+  } catch (const warpsearch::dist::CollectiveError& e) {
+    if (comm.is_root()) std::fprintf(stderr, "warpsearch: error: %s\n", e.what());
+    return warpsearch::exit_code(e.kind());
+  } catch (const Error& e) {
+    return fail(std::string("error: ") + e.what(), warpsearch::exit_code(e.kind()));
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "warpsearch: error: out of memory\n");
-    return 71;
+    return fail("error: out of memory", 71);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "warpsearch: internal error: %s\n", e.what());
-    return 70;
+    return fail(std::string("internal error: ") + e.what(), 70);
   }
 }

@@ -8,13 +8,16 @@
 //   2. Per-model search: profile configuration, a pool of per-worker pipeline states, the sequences cut
 //      into fixed chunks run on the ThreadPool (longest chunks first), chunk results merged in chunk order.
 //   3. The public entry point hmmsearch::search(): models streamed from the HMM file, outputs written in
-//      hmmsearch's order (main report per model, tabular files, tails).
+//      hmmsearch's order (main report per model, tabular files, tails). Under MPI (docs/MPI.md) each rank
+//      searches its shard of the database and rank 0 merges each model's hits and counters (dist/).
 //
 // Determinism: chunk boundaries depend only on the number of sequences; every sequence is processed by
 // a pipeline whose random number generator is reseeded before each sequence's stochastic traceback
 // (HMMER's do_reseeding), and its hits carry their database index; so the merged, sorted hit list and
 // all counts are identical for any thread count (and identical to HMMER's, whose own merge order is
-// arbitrary but whose sort order only depends on the hits).
+// arbitrary but whose sort order only depends on the hits). The same holds for any number of MPI ranks:
+// a target's pipeline uses its database index (the running Z of the in-pipeline reporting test), never its
+// rank, and rank 0 applies Z/domZ and the thresholds to the merged list of the whole database.
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -42,6 +45,8 @@
 #include <utility>
 #include <vector>
 
+#include "dist/hmm_wire.hpp"
+#include "dist/shard.hpp"
 #include "hmm/bg.hpp"
 #include "hmm/fwdback.hpp"
 #include "hmm/hmmfile.hpp"
@@ -54,6 +59,7 @@
 #include "hmm/tophits.hpp"
 #include "hmm/tracealign.hpp"
 #include "warpsearch/db.hpp"
+#include "warpsearch/dist.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/hmmsearch.hpp"
 #include "warpsearch/thread_pool.hpp"
@@ -494,7 +500,7 @@ TargetDb parse_target_db(std::string_view text, const Abc& a, const std::string&
   return RecordParser(lines, a, path).parse();
 }
 
-TargetDb target_db_from_packed(const PackedDb& pdb, const Abc& a) {
+TargetDb target_db_from_packed(const PackedDb& pdb, const Abc& a, uint64_t begin, uint64_t end) {
   // Database code -> its letter -> the model alphabet's Easel code (or kDsqIllegal / kDsqIgnored).
   const Alphabet& have = pdb.alphabet();
   const std::array<uint8_t, 256>& inmap = fasta_inmap(a);
@@ -510,7 +516,8 @@ TargetDb target_db_from_packed(const PackedDb& pdb, const Abc& a) {
   TargetDb db;
   db.path = pdb.prefix();
   db.seqs.resize(pdb.size());
-  for (uint64_t i = 0; i < pdb.size(); ++i) {
+  db.nres = pdb.total_residues();
+  for (uint64_t i = begin; i < std::min<uint64_t>(end, pdb.size()); ++i) {
     TargetSeq& seq = db.seqs[i];
     seq.name.assign(pdb.name(i));
     seq.desc.assign(pdb.description(i));
@@ -539,7 +546,6 @@ TargetDb target_db_from_packed(const PackedDb& pdb, const Abc& a) {
     }
     seq.dsq[r.size() + 1] = kDsqSentinel;
     seq.L = static_cast<int64_t>(r.size());
-    db.nres += r.size();
   }
   return db;
 }
@@ -578,6 +584,28 @@ TargetDb TargetDbFile::read(const Abc& a, ThreadPool& pool, std::size_t block_by
   if (!stream_) throw Error(ErrorKind::kInternal, "TargetDbFile::read called twice", path_);
   const std::unique_ptr<Stream> stream = std::move(stream_);
   return stream->read(a, pool, block_bytes);
+}
+
+TargetDb TargetDbFile::read_part(const Abc& a, ThreadPool& pool, int part, int parts, std::size_t& begin,
+                                 std::size_t& end, std::size_t block_bytes) {
+  if (packed_) {
+    const PackedDb& pdb = *packed_;
+    const dist::ShardRange r = dist::shard_range(
+        pdb.size(), [&pdb](uint64_t i) { return pdb.length(i); }, part, parts);
+    begin = static_cast<std::size_t>(r.begin);
+    end = static_cast<std::size_t>(r.end);
+    TargetDb db = target_db_from_packed(pdb, a, r.begin, r.end);
+    packed_.reset();
+    return db;
+  }
+  TargetDb db = read(a, pool, block_bytes);
+  const dist::ShardRange r = dist::shard_range(
+      db.seqs.size(), [&db](uint64_t i) { return static_cast<uint64_t>(db.seqs[i].L); }, part, parts);
+  begin = static_cast<std::size_t>(r.begin);
+  end = static_cast<std::size_t>(r.end);
+  for (std::size_t i = 0; i < db.seqs.size(); ++i)
+    if (!r.contains(i)) db.seqs[i] = TargetSeq{};  // frees the records other ranks search
+  return db;
 }
 
 TargetDb read_target_db(const std::string& path, const Abc& a, unsigned threads, std::size_t block_bytes) {
@@ -667,10 +695,12 @@ struct ModelSearch {
   ReportOptions report;  // final thresholds (Z, domZ set)
 };
 
-// Searches all targets with one model: p7_ProfileConfig(L=100, local) + p7_oprofile_Convert, the
-// pipeline over every target, merge, p7_tophits_SortBySortkey, p7_tophits_Threshold.
-ModelSearch search_model(const Hmm& hmm, const TargetDb& db, const PipelineOptions& popts,
-                         const ReportOptions& ropts, ThreadPool& pool) {
+// Searches targets [first, last) of the database with one model (all of them in a one-process search,
+// a rank's shard in a distributed one): p7_ProfileConfig(L=100, local) + p7_oprofile_Convert, the pipeline
+// over every target, the chunks' hits appended in database order, the counters merged. finish_model()
+// completes the search once every part's hits and counters are in.
+ModelSearch search_model(const Hmm& hmm, const TargetDb& db, std::size_t first, std::size_t last,
+                         const PipelineOptions& popts, const ReportOptions& ropts, ThreadPool& pool) {
   const Bg bg0 = make_bg(*hmm.abc);
   const Profile gm = config_profile(hmm, bg0, 100, ProfileMode::kLocal);
   const OProfile om = convert_profile(gm);
@@ -680,7 +710,7 @@ ModelSearch search_model(const Hmm& hmm, const TargetDb& db, const PipelineOptio
   Pipeline main(popts, ropts);
   main.new_model(om, bg_main);
 
-  const std::size_t n = db.seqs.size();
+  const std::size_t n = last - first;
   const std::size_t nchunks = (n + kChunkSeqs - 1) / kChunkSeqs;
   std::vector<TopHits> chunk_hits(nchunks);
   WorkerStates states(popts, ropts, om, bg0);
@@ -690,28 +720,34 @@ ModelSearch search_model(const Hmm& hmm, const TargetDb& db, const PipelineOptio
   // database order below, do not change: the order of execution changes no result.
   std::vector<int64_t> longest(nchunks, 0);
   for (std::size_t s = 0; s < n; ++s)
-    longest[s / kChunkSeqs] = std::max(longest[s / kChunkSeqs], db.seqs[s].L);
+    longest[s / kChunkSeqs] = std::max(longest[s / kChunkSeqs], db.seqs[first + s].L);
   std::vector<std::size_t> order(nchunks);
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return longest[a] > longest[b]; });
-  pool.parallel_for(nchunks, 1, [&](std::size_t first, std::size_t last) {
-    for (std::size_t c = first; c < last; ++c) {
+  pool.parallel_for(nchunks, 1, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t c = begin; c < end; ++c) {
       const std::size_t chunk = order[c];
-      const std::size_t begin = chunk * kChunkSeqs;
-      search_chunk(db, begin, std::min(n, begin + kChunkSeqs), states, chunk_hits[chunk]);
+      const std::size_t from = first + chunk * kChunkSeqs;
+      search_chunk(db, from, std::min(last, from + kChunkSeqs), states, chunk_hits[chunk]);
     }
   });
 
   ModelSearch result;
   result.counts = main.counts();
   for (const auto& w : states.all()) result.counts.merge(w->pipeline.counts());
-  for (TopHits& h : chunk_hits) result.hits.merge(std::move(h));
-  result.hits.sort_by_sortkey();
+  for (TopHits& h : chunk_hits)
+    for (std::size_t i = 0; i < h.size(); ++i) result.hits.add(std::move(h.unsorted(i)));
   result.report = main.report();
-  if (result.report.Z_setby == ZSetBy::kNTargets) result.report.Z = static_cast<double>(result.counts.nseqs);
-  threshold(result.hits, result.report);
   return result;
+}
+
+// p7_tophits_SortBySortkey, Z (the number of targets unless -Z), p7_tophits_Threshold: on the complete hit
+// list and counters (compare_hits is a total order, so the ranking does not depend on the insertion order).
+void finish_model(ModelSearch& ms) {
+  ms.hits.sort_by_sortkey();
+  if (ms.report.Z_setby == ZSetBy::kNTargets) ms.report.Z = static_cast<double>(ms.counts.nseqs);
+  threshold(ms.hits, ms.report);
 }
 
 // esl_stopwatch's user/system times of the process so far, in seconds.
@@ -916,28 +952,115 @@ std::string ctime_now() {
   return buf.data();
 }
 
+// The outputs of one model, in the order search() writes them: --tblout rows, --domtblout rows,
+// --pfamtblout rows, the -A alignment, the main report's block; and its ModelResult.
+enum OutputIndex : std::size_t { kTblout, kDomtblout, kPfamtblout, kAlignment, kReport, kOutputs };
+struct ModelOutput {
+  std::array<std::string, kOutputs> text;
+  ModelResult result;
+};
+
+// Formats the outputs of a finished model search (nquery: its 1-based number in the HMM file; wanted: which
+// outputs rank 0 writes).
+ModelOutput format_model(const Hmm& h, const ModelSearch& ms, int nquery,
+                         const std::array<bool, kOutputs>& wanted, const RunLabels& labels,
+                         const Stopwatch& w, bool keep_hits) {
+  ModelOutput out;
+  const QueryInfo q{h.name, h.has(kHmmAcc) ? h.acc : std::string(), h.has(kHmmDesc) ? h.desc : std::string(),
+                    h.M};
+  if (wanted[kTblout]) write_tabular_targets(out.text[kTblout], q, ms.hits, ms.report, nquery == 1);
+  if (wanted[kDomtblout]) write_tabular_domains(out.text[kDomtblout], q, ms.hits, ms.report, nquery == 1);
+  if (wanted[kPfamtblout]) write_tabular_xfam(out.text[kPfamtblout], q, ms.hits, ms.report);
+  // -A: the included domains' alignment (hmmsearch writes nothing for a query without any).
+  std::optional<HitsAlignment> ali;
+  if (wanted[kAlignment]) {
+    const AlignmentQuery aq{q.name, q.acc, q.desc, h.abc, "hmmsearch"};
+    ali = stockholm_alignment(ms.hits, aq, ms.report.textw);
+    if (ali) out.text[kAlignment] = ali->text;
+  }
+  if (wanted[kReport]) {
+    std::string& text = out.text[kReport];
+    write_query(text, q);
+    write_query_results(text, ms.hits, ms.report, ms.counts, &w);
+    if (wanted[kAlignment]) text += alignment_saved_line(ali, labels.A.value_or(""));
+  }
+  out.result = model_result(h, ms, keep_hits);
+  return out;
+}
+
+dist::Bytes encode_model_output(const ModelOutput& out) {
+  dist::ByteWriter w;
+  for (const std::string& t : out.text) w.str(t);
+  dist::write_model_result(w, out.result);
+  return w.take();
+}
+
+ModelOutput decode_model_output(std::span<const std::uint8_t> message) {
+  dist::ByteReader r(message);
+  ModelOutput out;
+  for (std::string& t : out.text) t = r.str();
+  out.result = dist::read_model_result(r);
+  r.expect_done();
+  return out;
+}
+
 }  // namespace
 
 Summary search(const std::string& hmmfile, const std::string& seqdb, const Options& options,
-               const Sinks& sinks, const RunLabels& labels, bool keep_hits) {
-  validate(options);
+               const Sinks& sinks_in, const RunLabels& labels, bool keep_hits, const dist::Comm* comm,
+               dist::Split split) {
+  const dist::Comm one_process;
+  const dist::Comm& world = comm != nullptr ? *comm : one_process;
+  dist::agree(world, [&] {
+    validate(options);
+    if (hmmfile == "-" && seqdb == "-") {
+      throw Error(ErrorKind::kUsage,
+                  "either <hmmfile> or <seqdb> may be '-' (to read from stdin), but not both");
+    }
+    if (world.size() > 1 && (hmmfile == "-" || seqdb == "-")) {
+      throw Error(ErrorKind::kUsage,
+                  "under MPI every rank reads <hmmfile> and <seqdb> itself: neither may be '-' (stdin)");
+    }
+  });
   const FlushToZeroScope ftz;  // HMMER's impl_Init() in the master thread
   const ReportOptions ropts = report_options(options);
   const PipelineOptions popts = pipeline_options(options);
-
-  if (hmmfile == "-" && seqdb == "-") {
-    throw Error(ErrorKind::kUsage,
-                "either <hmmfile> or <seqdb> may be '-' (to read from stdin), but not both");
-  }
+  // Only rank 0 writes: the other ranks' sinks are never called.
+  const Sinks sinks = world.is_root() ? sinks_in : Sinks{};
   // As hmmsearch: the database is opened first, then the HMM file; the database is read (digitized with
   // the alphabet of the first model; all models of a file share it) before any output, so a bad
-  // database or first model produces no output at all.
-  TargetDbFile dbfile(seqdb);
-  HmmReader reader(hmmfile);
-  std::optional<Hmm> hmm = reader.next();
-  if (!hmm) throw Error(ErrorKind::kFormat, "HMM file contains no model", hmmfile);
+  // database or first model produces no output at all. Under MPI every rank reads the HMM file and its
+  // shard of the database (dist/shard.hpp); all ranks agree that this worked before going on.
+  std::unique_ptr<HmmReader> reader;
+  std::optional<Hmm> hmm;
   ThreadPool pool(options.threads);
-  const TargetDb db = dbfile.read(*hmm->abc, pool);
+  TargetDb db;
+  std::size_t first = 0, last = 0;
+  dist::agree(world, [&] {
+    TargetDbFile dbfile(seqdb);
+    reader = std::make_unique<HmmReader>(hmmfile);
+    hmm = reader->next();
+    if (!hmm) throw Error(ErrorKind::kFormat, "HMM file contains no model", hmmfile);
+    if (world.size() > 1 && split == dist::Split::kDatabase) {
+      db = dbfile.read_part(*hmm->abc, pool, world.rank(), world.size(), first, last);
+    } else {
+      db = dbfile.read(*hmm->abc, pool);
+      last = db.seqs.size();
+    }
+  });
+
+  // Under a query split, rank 0 tells the others which outputs it writes (they format them).
+  const bool query_split = world.size() > 1 && split == dist::Split::kQueries;
+  std::array<bool, kOutputs> wanted{static_cast<bool>(sinks.tblout), static_cast<bool>(sinks.domtblout),
+                                    static_cast<bool>(sinks.pfamtblout), static_cast<bool>(sinks.alignment),
+                                    static_cast<bool>(sinks.report)};
+  if (query_split) {
+    dist::Bytes mask(wanted.begin(), wanted.end());
+    world.broadcast(mask);
+    for (std::size_t k = 0; k < kOutputs; ++k) wanted[k] = mask[k] != 0;
+  }
+  const std::array<const std::function<void(std::string_view)>*, kOutputs> sink_of{
+      &sinks.tblout, &sinks.domtblout, &sinks.pfamtblout, &sinks.alignment, &sinks.report};
 
   std::string text;
   auto flush = [&text](const std::function<void(std::string_view)>& sink) {
@@ -953,80 +1076,101 @@ Summary search(const std::string& hmmfile, const std::string& seqdb, const Optio
   summary.targets = db.seqs.size();
   summary.residues = db.nres;
 
-  // Up to kModelsInFlight models are searched at once on the shared pool: the next model's chunks fill
-  // the threads that would otherwise wait for the last long targets of the current one. Each model's
-  // results and outputs are its own and are written strictly in file order, so the outputs are the same
-  // as one model at a time. An error reading a later model is raised after the models before it are
-  // written, as in a serial run.
+  // Up to kModelsInFlight models (of this rank's, under a query split) are searched at once on the shared
+  // pool: the next model's chunks fill the threads that would otherwise wait for the last long targets of
+  // the current one. Each model's results and outputs are its own and are written strictly in file order,
+  // so the outputs are the same as one model at a time. An error reading a later model is raised after the
+  // models before it are written, as in a serial run.
   struct InFlight {
     std::unique_ptr<Hmm> hmm;
     std::chrono::steady_clock::time_point wall0;
     CpuTimes cpu0;
-    std::future<ModelSearch> result;
+    std::future<ModelSearch> result;  // not valid for another rank's model (query split)
+    bool mine = true;
   };
   std::deque<InFlight> in_flight;  // declared after db and pool: its futures are joined before they go
+  std::size_t mine_in_flight = 0;
   std::exception_ptr read_error;
   int nquery = 0;
+  // The model's outputs, formatted on the rank that searched it.
+  auto format = [&](InFlight& f, ModelSearch& ms) {
+    finish_model(ms);
+    const CpuTimes cpu1 = cpu_times();
+    const Stopwatch w{cpu1.user - f.cpu0.user, cpu1.sys - f.cpu0.sys,
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - f.wall0).count()};
+    return format_model(*f.hmm, ms, nquery, wanted, labels, w, keep_hits);
+  };
   auto write_model = [&](InFlight& f) {
     ++nquery;
-    ModelSearch ms = f.result.get();
-    const Hmm& h = *f.hmm;
-    const QueryInfo q{h.name, h.has(kHmmAcc) ? h.acc : std::string(),
-                      h.has(kHmmDesc) ? h.desc : std::string(), h.M};
-    if (sinks.tblout) {
-      write_tabular_targets(text, q, ms.hits, ms.report, nquery == 1);
-      flush(sinks.tblout);
-    }
-    if (sinks.domtblout) {
-      write_tabular_domains(text, q, ms.hits, ms.report, nquery == 1);
-      flush(sinks.domtblout);
-    }
-    if (sinks.pfamtblout) {
-      write_tabular_xfam(text, q, ms.hits, ms.report);
-      flush(sinks.pfamtblout);
-    }
-    // -A: the included domains' alignment (hmmsearch writes nothing for a query without any).
-    std::optional<HitsAlignment> ali;
-    if (sinks.alignment) {
-      const AlignmentQuery aq{q.name, q.acc, q.desc, h.abc, "hmmsearch"};
-      ali = stockholm_alignment(ms.hits, aq, ms.report.textw);
-      if (ali) {
-        text = ali->text;
-        flush(sinks.alignment);
-      }
-    }
-    if (sinks.report) {
-      const CpuTimes cpu1 = cpu_times();
-      const Stopwatch w{cpu1.user - f.cpu0.user, cpu1.sys - f.cpu0.sys,
-                        std::chrono::duration<double>(std::chrono::steady_clock::now() - f.wall0).count()};
-      write_query(text, q);
-      write_query_results(text, ms.hits, ms.report, ms.counts, &w);
-      if (sinks.alignment) text += alignment_saved_line(ali, labels.A.value_or(""));
-      flush(sinks.report);
-    }
-    summary.models.push_back(model_result(h, ms, keep_hits));
-  };
-  while (hmm || !in_flight.empty()) {
-    if (hmm && in_flight.size() < kModelsInFlight) {
-      InFlight f{std::make_unique<Hmm>(std::move(*hmm)), std::chrono::steady_clock::now(), cpu_times(), {}};
-      const Hmm* h = f.hmm.get();
-      f.result = std::async(std::launch::async, [h, &db, &popts, &ropts, &pool] {
-        const FlushToZeroScope model_ftz;  // this thread runs chunks too
-        return search_model(*h, db, popts, ropts, pool);
+    ModelOutput out;
+    if (query_split) {
+      // The owner formats the model's outputs and sends them to rank 0.
+      const int owner = (nquery - 1) % world.size();
+      std::vector<dist::Bytes> parts = dist::exchange(world, [&] {
+        if (owner != world.rank()) return dist::Bytes();
+        ModelSearch ms = f.result.get();
+        out = format(f, ms);
+        return world.is_root() ? dist::Bytes() : encode_model_output(out);
       });
+      if (!world.is_root()) return;
+      if (owner != 0) out = decode_model_output(parts[static_cast<std::size_t>(owner)]);
+    } else if (world.size() > 1) {
+      // Every rank's hits and counters to rank 0, which merges them in rank (= database) order: the hit
+      // list and counters a one-process search builds; then only rank 0 goes on.
+      ModelSearch ms;
+      std::vector<dist::Bytes> parts = dist::exchange(world, [&] {
+        ms = f.result.get();
+        return world.is_root() ? dist::Bytes() : dist::encode_model_part(ms.hits, ms.counts);
+      });
+      if (!world.is_root()) return;
+      for (std::size_t r = 1; r < parts.size(); ++r) {
+        ms.counts.merge(dist::decode_model_part(parts[r], ms.hits));
+        parts[r] = dist::Bytes();
+      }
+      out = format(f, ms);
+    } else {
+      ModelSearch ms = f.result.get();
+      out = format(f, ms);
+    }
+    for (std::size_t k = 0; k < kOutputs; ++k) {
+      text = std::move(out.text[k]);
+      flush(*sink_of[k]);
+    }
+    summary.models.push_back(std::move(out.result));
+  };
+  std::size_t nread = 0;  // models read so far
+  while (hmm || !in_flight.empty()) {
+    if (hmm && mine_in_flight < kModelsInFlight) {
+      InFlight f{
+          std::make_unique<Hmm>(std::move(*hmm)), std::chrono::steady_clock::now(), cpu_times(), {}, true};
+      f.mine = !query_split ||
+               nread % static_cast<std::size_t>(world.size()) == static_cast<std::size_t>(world.rank());
+      ++nread;
+      if (f.mine) {
+        const Hmm* h = f.hmm.get();
+        f.result = std::async(std::launch::async, [h, &db, first, last, &popts, &ropts, &pool] {
+          const FlushToZeroScope model_ftz;  // this thread runs chunks too
+          return search_model(*h, db, first, last, popts, ropts, pool);
+        });
+        ++mine_in_flight;
+      }
       in_flight.push_back(std::move(f));
       hmm.reset();
       try {
-        hmm = reader.next();
+        hmm = reader->next();
       } catch (...) {
         read_error = std::current_exception();
       }
       continue;
     }
     write_model(in_flight.front());
+    if (in_flight.front().mine) --mine_in_flight;
     in_flight.pop_front();
   }
-  if (read_error) std::rethrow_exception(read_error);
+  // Every rank read the same HMM file: its error is raised by all of them together.
+  dist::agree(world, [&read_error] {
+    if (read_error) std::rethrow_exception(read_error);
+  });
 
   // Tails of the tables, and the report's last line.
   const std::string cwd = current_dir();

@@ -69,8 +69,11 @@ struct TargetDb {
 TargetDb parse_target_db(std::string_view text, const Abc& a, const std::string& path);
 
 /// Converts a packed database, digitizing every residue with alphabet a (a residue whose letter a's
-/// FASTA input map rejects is Error(kFormat) naming the database, the record and the letter).
-TargetDb target_db_from_packed(const PackedDb& db, const Abc& a);
+/// FASTA input map rejects is Error(kFormat) naming the database, the record and the letter). Only
+/// sequences [begin, end) are converted (a shard of a distributed search); the others stay empty
+/// TargetSeqs; seqs.size() and nres are those of the whole database either way.
+TargetDb target_db_from_packed(const PackedDb& db, const Abc& a, uint64_t begin = 0,
+                               uint64_t end = UINT64_MAX);
 
 /// Default block size of the parallel FASTA reader (TargetDbFile::read): the memory it holds besides the
 /// records is about two blocks, one parsed while the next is read (more only while one record is longer
@@ -94,6 +97,12 @@ class TargetDbFile {
   /// misformatted, Error(kIo) on a read error (the format error of a record read before it first, as a
   /// serial parse). Call once.
   TargetDb read(const Abc& a, ThreadPool& pool, std::size_t block_bytes = kTargetDbBlockBytes);
+  /// read() for part `part` of `parts` of a distributed search: the shard [begin, end) of dist/shard.hpp's
+  /// residue-balanced split is returned in `begin`/`end`, and only its sequences are kept (a packed
+  /// database converts only them; a sequence file is read whole, the other records then emptied). The
+  /// database's size (seqs.size(), nres) is the whole one. Call once, instead of read().
+  TargetDb read_part(const Abc& a, ThreadPool& pool, int part, int parts, std::size_t& begin,
+                     std::size_t& end, std::size_t block_bytes = kTargetDbBlockBytes);
   bool is_packed() const { return packed_ != nullptr; }
 
  private:

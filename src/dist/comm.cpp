@@ -1,0 +1,283 @@
+// comm.cpp: the communicator and session of warpsearch/dist.hpp, on MPI when the build has it
+// (WARPSEARCH_HAVE_MPI) and the process was started by a launcher, else the one-process communicator;
+// plus the failure protocol (exchange, agree) and the rank-local GPU choice.
+//
+// Transfers of any size: gather() sends each rank's buffer to the root point to point (its length, then
+// pieces of at most kPieceBytes, since MPI counts are ints), received in rank order; broadcast() sends
+// the length, then the pieces. Only the thread that created the Session calls MPI (MPI_THREAD_FUNNELED).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "dist/bytes.hpp"
+#include "warpsearch/dist.hpp"
+#include "warpsearch/error.hpp"
+
+#ifdef WARPSEARCH_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace warpsearch::dist {
+namespace {
+
+#ifndef WARPSEARCH_HAVE_MPI
+// Number of processes an MPI launcher started (OMPI_COMM_WORLD_SIZE, PMI_SIZE), 1 when none says.
+int launcher_size() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    if (const char* v = std::getenv(name)) {
+      const int n = std::atoi(v);
+      if (n > 1) return n;
+    }
+  }
+  return 1;
+}
+#endif
+
+#ifdef WARPSEARCH_HAVE_MPI
+constexpr std::size_t kPieceBytes = std::size_t{1} << 30;
+constexpr int kGatherTag = 7301;
+
+void check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw Error(ErrorKind::kInternal,
+              fmt::format("{} failed: {}", what, std::string(text, static_cast<std::size_t>(len))));
+}
+
+bool launched_by_mpi() {
+  if (const char* force = std::getenv("WARPSEARCH_MPI")) {
+    if (std::string(force) == "1") return true;
+    if (std::string(force) == "0") return false;
+  }
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    if (std::getenv(name) != nullptr) return true;
+  return false;
+}
+#endif
+
+}  // namespace
+
+void Comm::barrier() const {
+#ifdef WARPSEARCH_HAVE_MPI
+  if (mpi_) check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+#endif
+}
+
+void Comm::broadcast(Bytes& bytes, int root) const {
+#ifdef WARPSEARCH_HAVE_MPI
+  if (!mpi_ || size_ == 1) return;
+  auto n = static_cast<std::uint64_t>(bytes.size());
+  check(MPI_Bcast(&n, 1, MPI_UINT64_T, root, MPI_COMM_WORLD), "MPI_Bcast");
+  if (rank_ != root) bytes.resize(static_cast<std::size_t>(n));
+  for (std::size_t at = 0; at < bytes.size(); at += kPieceBytes) {
+    const std::size_t piece = std::min(kPieceBytes, bytes.size() - at);
+    check(MPI_Bcast(bytes.data() + at, static_cast<int>(piece), MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast");
+  }
+#else
+  static_cast<void>(bytes);
+  static_cast<void>(root);
+#endif
+}
+
+std::vector<Bytes> Comm::gather(std::span<const std::uint8_t> bytes, int root) const {
+  std::vector<Bytes> all;
+  if (!mpi_ || size_ == 1) {
+    all.emplace_back(bytes.begin(), bytes.end());
+    return all;
+  }
+#ifdef WARPSEARCH_HAVE_MPI
+  if (rank_ != root) {
+    auto n = static_cast<std::uint64_t>(bytes.size());
+    check(MPI_Send(&n, 1, MPI_UINT64_T, root, kGatherTag, MPI_COMM_WORLD), "MPI_Send");
+    for (std::size_t at = 0; at < bytes.size(); at += kPieceBytes) {
+      const std::size_t piece = std::min(kPieceBytes, bytes.size() - at);
+      check(MPI_Send(bytes.data() + at, static_cast<int>(piece), MPI_BYTE, root, kGatherTag, MPI_COMM_WORLD),
+            "MPI_Send");
+    }
+    return all;
+  }
+  all.resize(static_cast<std::size_t>(size_));
+  for (int r = 0; r < size_; ++r) {
+    Bytes& b = all[static_cast<std::size_t>(r)];
+    if (r == root) {
+      b.assign(bytes.begin(), bytes.end());
+      continue;
+    }
+    std::uint64_t n = 0;
+    check(MPI_Recv(&n, 1, MPI_UINT64_T, r, kGatherTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+    b.resize(static_cast<std::size_t>(n));
+    for (std::size_t at = 0; at < b.size(); at += kPieceBytes) {
+      const std::size_t piece = std::min(kPieceBytes, b.size() - at);
+      check(MPI_Recv(b.data() + at, static_cast<int>(piece), MPI_BYTE, r, kGatherTag, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE),
+            "MPI_Recv");
+    }
+  }
+#else
+  static_cast<void>(root);
+#endif
+  return all;
+}
+
+#ifdef WARPSEARCH_HAVE_MPI
+namespace {
+std::uint64_t allreduce(std::uint64_t value, MPI_Op op) {
+  std::uint64_t out = 0;
+  check(MPI_Allreduce(&value, &out, 1, MPI_UINT64_T, op, MPI_COMM_WORLD), "MPI_Allreduce");
+  return out;
+}
+}  // namespace
+#endif
+
+std::uint64_t Comm::allreduce_sum(std::uint64_t value) const {
+#ifdef WARPSEARCH_HAVE_MPI
+  if (mpi_ && size_ > 1) return allreduce(value, MPI_SUM);
+#endif
+  return value;
+}
+
+std::uint64_t Comm::allreduce_max(std::uint64_t value) const {
+#ifdef WARPSEARCH_HAVE_MPI
+  if (mpi_ && size_ > 1) return allreduce(value, MPI_MAX);
+#endif
+  return value;
+}
+
+void Comm::abort(const std::string& message, int exit_code) const {
+  if (size_ > 1) {
+    std::fprintf(stderr, "warpsearch: rank %d of %d: %s\n", rank_, size_, message.c_str());
+  } else {
+    std::fprintf(stderr, "warpsearch: %s\n", message.c_str());
+  }
+  std::fflush(stderr);
+#ifdef WARPSEARCH_HAVE_MPI
+  if (mpi_) MPI_Abort(MPI_COMM_WORLD, exit_code);
+#endif
+  std::exit(exit_code);
+}
+
+Session::Session(int& argc, char**& argv) {
+#ifdef WARPSEARCH_HAVE_MPI
+  if (!launched_by_mpi()) return;
+  int provided = 0;
+  check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  world_.mpi_ = true;
+  check(MPI_Comm_rank(MPI_COMM_WORLD, &world_.rank_), "MPI_Comm_rank");
+  check(MPI_Comm_size(MPI_COMM_WORLD, &world_.size_), "MPI_Comm_size");
+  MPI_Comm node = MPI_COMM_NULL;
+  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_.rank_, MPI_INFO_NULL, &node),
+        "MPI_Comm_split_type");
+  check(MPI_Comm_rank(node, &world_.local_rank_), "MPI_Comm_rank");
+  check(MPI_Comm_size(node, &world_.local_size_), "MPI_Comm_size");
+  MPI_Comm_free(&node);
+#else
+  static_cast<void>(argc);
+  static_cast<void>(argv);
+  // Started by a launcher with several processes, but without MPI each would search everything and write
+  // the same outputs: refuse (every process does, the same way).
+  if (launcher_size() > 1)
+    throw CollectiveError(
+        ErrorKind::kUsage,
+        fmt::format("started as one of {} MPI processes, but this warpsearch was built without "
+                    "MPI (WARPSEARCH_MPI=OFF): run it as one process, or rebuild with MPI",
+                    launcher_size()));
+#endif
+}
+
+Session::~Session() {
+#ifdef WARPSEARCH_HAVE_MPI
+  if (world_.mpi_) MPI_Finalize();
+#endif
+}
+
+bool Session::mpi_compiled() {
+#ifdef WARPSEARCH_HAVE_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::vector<Bytes> exchange(const Comm& comm, const std::function<Bytes()>& produce) {
+  if (comm.size() == 1) {  // one process: the step's own error, unchanged
+    std::vector<Bytes> all;
+    all.push_back(produce());
+    return all;
+  }
+  // Each rank's message: its bytes then a trailer byte 0; or, after an error, [kind, what()] then 1.
+  Bytes message;
+  try {
+    message = produce();
+    message.push_back(0);
+  } catch (const std::exception& e) {
+    const auto* error = dynamic_cast<const Error*>(&e);
+    const bool oom = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
+    ByteWriter w;
+    w.u8(static_cast<std::uint8_t>(error != nullptr ? error->kind() : ErrorKind::kInternal));
+    w.str(error != nullptr ? std::string(e.what())
+          : oom            ? std::string("out of memory")
+                           : std::string(e.what()));
+    message = w.take();
+    message.push_back(1);
+  }
+  std::vector<Bytes> all = comm.gather(message);
+  message = Bytes();
+  // Rank 0's verdict: [0] all succeeded, or [1, kind, text] naming the lowest failing rank.
+  Bytes verdict{0};
+  if (comm.is_root()) {
+    std::vector<int> failed;
+    for (std::size_t r = 0; r < all.size(); ++r)
+      if (all[r].back() != 0) failed.push_back(static_cast<int>(r));
+    if (!failed.empty()) {
+      Bytes& first = all[static_cast<std::size_t>(failed.front())];
+      ByteReader in(std::span<const std::uint8_t>(first.data(), first.size() - 1));
+      const std::uint8_t kind = in.u8();
+      std::string text = fmt::format("rank {} of {}: {}", failed.front(), comm.size(), in.str());
+      if (failed.size() > 1)
+        text += fmt::format(" (rank{} {} failed too)", failed.size() > 2 ? "s" : "",
+                            fmt::join(failed.begin() + 1, failed.end(), ", "));
+      ByteWriter w;
+      w.u8(1);
+      w.u8(kind);
+      w.str(text);
+      verdict = w.take();
+    }
+  }
+  comm.broadcast(verdict);
+  ByteReader in(verdict);
+  if (in.u8() != 0) {
+    const auto kind = static_cast<ErrorKind>(in.u8());
+    throw CollectiveError(kind, in.str());
+  }
+  for (Bytes& b : all) b.pop_back();
+  return all;
+}
+
+void agree(const Comm& comm, const std::function<void()>& step) {
+  static_cast<void>(exchange(comm, [&step] {
+    step();
+    return Bytes();
+  }));
+}
+
+std::vector<int> local_devices(const std::vector<int>& devices, int local_rank, int local_size) {
+  std::vector<int> mine;
+  if (devices.empty()) return mine;
+  const auto n = static_cast<int>(devices.size());
+  if (n >= local_size) {
+    for (int i = local_rank; i < n; i += local_size) mine.push_back(devices[static_cast<std::size_t>(i)]);
+  } else {
+    mine.push_back(devices[static_cast<std::size_t>(local_rank % n)]);
+  }
+  return mine;
+}
+
+}  // namespace warpsearch::dist
