@@ -731,7 +731,10 @@ void finish_distributed(const Prepared& p, std::span<const BlastpQuery> queries,
     trace_items(p, items, pool, traced, redone);
     return dist::encode_traced(index, traced, redone);
   });
-  if (!comm.is_root()) return;
+  if (!comm.is_root()) {  // its own items traced (and the wait for the others'), for --timing
+    result.timings.traceback += seconds_since(t_traceback);
+    return;
+  }
   std::vector<std::vector<Hsp>> traced;
   std::vector<SubjectRedo> redone;
   if (p.search.comp_based_stats != 0)

@@ -600,6 +600,19 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
         probe_devices();
       });
       const blast::BlastpRunResult result = blast::blastp_run(batch, target, totals, run);
+      if (o.timing && comm.size() > 1) {
+        // Every rank's phases (rank 0's are also the batch's own timing lines): where a run's time goes.
+        const blast::BlastpTimings& t = result.timings;
+        const double since_start =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const std::string line = fmt::format(
+            "timing: rank {}: read {:.3f} s, seed {:.3f} s, prelim {:.3f} s, traceback {:.3f} s, batch_total "
+            "{:.3f} s, since start {:.3f} s, gpu pairs {}\n",
+            comm.rank(), t.read, t.seed, t.prelim, t.traceback, t.total, since_start, t.gpu_pairs);
+        const std::vector<dist::Bytes> lines = comm.gather(
+            std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(line.data()), line.size()));
+        for (const dist::Bytes& l : lines) std::fwrite(l.data(), 1, l.size(), stderr);
+      }
       if (comm.is_root()) emit(format_batch(batch, result, read_queries));
       read_queries += batch.size();
       continue;
