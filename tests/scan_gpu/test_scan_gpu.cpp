@@ -33,7 +33,6 @@
 #include <random>
 #include <span>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "scan/cuda/runner_options.cuh"
@@ -41,6 +40,7 @@
 #include "scan/model.hpp"
 #include "scan/reference.hpp"
 #include "scan/sections.hpp"
+#include "scan/strand.hpp"
 #include "testdata.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/gpu.hpp"
@@ -395,6 +395,14 @@ TEST_F(ScanGpu, ScanSectionsMatchesCpuRunner) {
   }
 }
 
+// Runners for two queries of one length on one device: a runner pair, or two separate runners.
+std::pair<std::unique_ptr<SectionRunner>, std::unique_ptr<SectionRunner>> two_runners(
+    const ScanModel& model, const Codes& first, const Codes& second, int device,
+    const gpu::RunnerOptions& options, bool paired) {
+  if (paired) return gpu::make_runner_pair(model, first, second, device, options);
+  return {gpu::make_runner(model, first, device, options), gpu::make_runner(model, second, device, options)};
+}
+
 // Two runners made for a shared device (the scan's two strands): separate runners with sharing 2
 // launching at the same time, and a runner pair whose launches combine into one kernel (also with
 // fixups on one side only, and with one member running alone, which waits for its partner and then
@@ -405,8 +413,7 @@ TEST_F(ScanGpu, SharedDeviceConcurrentRunners) {
   const Codes q = random_dna(rng, 900);
   Codes t = random_dna(rng, 60000);
   for (int k = 0; k < 4; ++k) plant(rng, q, 0, 900, t, rng() % (t.size() - 900));
-  Codes rc(q.rbegin(), q.rend());
-  for (auto& c : rc) c = c < 4 ? static_cast<std::uint8_t>(3 - c) : c;
+  const Codes rc = reverse_complement(q);
   const auto m = static_cast<std::int64_t>(q.size());
   std::vector<CandidateList> want;
   for (const Codes* query : std::array<const Codes*, 2>{&q, &rc}) {
@@ -419,13 +426,8 @@ TEST_F(ScanGpu, SharedDeviceConcurrentRunners) {
       gpu::RunnerOptions options;
       options.sharing = 2;
       options.block_width = bw;
-      std::unique_ptr<SectionRunner> a, b;
-      if (paired) {
-        std::tie(a, b) = gpu::make_runner_pair(model, q, rc, device_, options);
-      } else {
-        a = gpu::make_runner(model, q, device_, options);
-        b = gpu::make_runner(model, rc, device_, options);
-      }
+      auto runners = two_runners(model, q, rc, device_, options, paired);
+      std::unique_ptr<SectionRunner>&a = runners.first, &b = runners.second;
       const std::string ctx =
           std::string(paired ? "runner pair" : "separate runners") + ", block " + std::to_string(bw);
       std::vector<SectionRunner*> ra{a.get()}, rb{b.get()};
@@ -566,18 +568,12 @@ void measure(int device, const ScanModel& model, const Codes& q, const Codes& t,
 void measure_strands(int device, const ScanModel& model, const Codes& q, const Codes& t, int r,
                      std::int64_t sections, int sharing = 2, bool concurrent = true, bool only_first = false,
                      bool paired = false) {
-  Codes rc(q.rbegin(), q.rend());
-  for (auto& c : rc) c = c < 4 ? static_cast<std::uint8_t>(3 - c) : c;
+  const Codes rc = reverse_complement(q);
   gpu::RunnerOptions options;
   options.rows_per_lane = r;
   options.sharing = sharing;
-  std::unique_ptr<SectionRunner> a, b;
-  if (paired) {
-    std::tie(a, b) = gpu::make_runner_pair(model, q, rc, device, options);
-  } else {
-    a = gpu::make_runner(model, q, device, options);
-    b = gpu::make_runner(model, rc, device, options);
-  }
+  auto runners = two_runners(model, q, rc, device, options, paired);
+  std::unique_ptr<SectionRunner>&a = runners.first, &b = runners.second;
   a->begin_target(t);
   b->begin_target(t);
   const auto n = static_cast<std::int64_t>(t.size());
