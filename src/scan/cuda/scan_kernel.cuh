@@ -18,7 +18,7 @@
 // always runs: no deadlock, whatever the residency. Small units remove the wave quantization of whole-
 // strip units (the last wave of a few long units running on a partly idle GPU).
 //
-// Between column blocks a strip's state lives in the task's end-state rows (states_out + end): the last
+// Between column blocks a strip's state lives in the task's end-state rows (TaskInfo::end): the last
 // unit writes the true end state there, earlier ones the state after their block, which the next block
 // of the same strip reads (through L2: another SM may have written it). Lane 0 also needs H(i0 - 1, j - 1)
 // across the cut: saved per (task, strip) in `diag` at the end of each unit.
