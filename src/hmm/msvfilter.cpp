@@ -35,18 +35,24 @@ inline uint8_t adds_u8(int a, int b) { return static_cast<uint8_t>(std::min(a + 
 inline uint8_t subs_u8(int a, int b) { return static_cast<uint8_t>(std::max(a - b, 0)); }
 inline int8_t subs_i8(int a, int b) { return static_cast<int8_t>(std::clamp(a - b, -128, 127)); }
 
+}  // namespace
+
+// ----------------------------------------------------------------------------------------------------
+// Conversions from the integer end states (shared by every implementation).
+// ----------------------------------------------------------------------------------------------------
+
 /// Final conversion shared by SSV and MSV: J byte -> nats (C->T, and the -3 nat NN/CC/JJ term).
-inline float msv_score_from_xj(int xJ, const OProfile& om) {
-  float sc = static_cast<float>(xJ - om.tjb_b) - static_cast<float>(om.base_b);
+float msv_score_from_xj(int xJ, const OProfile& om, int tjb) {
+  float sc = static_cast<float>(xJ - tjb) - static_cast<float>(om.base_b);
   sc /= om.scale_b;
   sc = static_cast<float>(static_cast<double>(sc) - 3.0);
   return sc;
 }
 
 /// p7_SSVFilter's decision logic given the SSV maximum byte xE (shared by the fast and reference code).
-SsvResult ssv_decide(int xE_in, const OProfile& om) {
+SsvResult ssv_decide(int xE_in, const OProfile& om, int tjb) {
   SsvResult r;
-  const int bias = om.bias_b, base = om.base_b, tjb = om.tjb_b, tbm = om.tbm_b, tec = om.tec_b;
+  const int bias = om.bias_b, base = om.base_b, tbm = om.tbm_b, tec = om.tec_b;
   if (xE_in >= 255 - bias) {  // overflow in the shifted system
     r.score = kInf;
     // Only certain for the real MSV if our baseline is not above the MSV's own.
@@ -68,21 +74,18 @@ SsvResult ssv_decide(int xE_in, const OProfile& om) {
     return r;
   }
   r.status = SsvStatus::kOk;
-  r.score = msv_score_from_xj(xJ, om);
+  r.score = msv_score_from_xj(xJ, om, tjb);
   return r;
 }
 
 /// p7_SSVFilter's precondition for its shortcuts (else eslENORESULT straight away).
-inline bool ssv_applicable(const OProfile& om) { return om.tjb_b + om.tbm_b + om.tec_b + om.bias_b < 127; }
-
-}  // namespace
+bool ssv_applicable(const OProfile& om, int tjb) { return tjb + om.tbm_b + om.tec_b + om.bias_b < 127; }
 
 // ----------------------------------------------------------------------------------------------------
 // References: plain loops over k.
 // ----------------------------------------------------------------------------------------------------
 
-SsvResult ssv_filter_reference(const uint8_t* dsq, int L, const OProfile& om) {
-  if (!ssv_applicable(om)) return SsvResult{SsvStatus::kNoResult, 0.0f};
+int ssv_xe_reference(const uint8_t* dsq, int L, const OProfile& om) {
   const int M = om.M;
   // v[k] = cell (i-1, k) of the current diagonal sweep, as signed bytes; row 0 and column 0 are the
   // begin value -128. Iterating k downwards lets v[k-1] still hold row i-1 when row i's v[k] is made.
@@ -97,10 +100,15 @@ SsvResult ssv_filter_reference(const uint8_t* dsq, int L, const OProfile& om) {
     }
     // v[0] stays -128: every diagonal begins at -128.
   }
-  return ssv_decide(xE, om);
+  return xE;
 }
 
-FilterScore msv_filter_full_reference(const uint8_t* dsq, int L, const OProfile& om) {
+SsvResult ssv_filter_reference(const uint8_t* dsq, int L, const OProfile& om) {
+  if (!ssv_applicable(om, om.tjb_b)) return SsvResult{SsvStatus::kNoResult, 0.0f};
+  return ssv_decide(ssv_xe_reference(dsq, L, om), om, om.tjb_b);
+}
+
+MsvState msv_full_state_reference(const uint8_t* dsq, int L, const OProfile& om) {
   const int M = om.M;
   const int bias = om.bias_b, base = om.base_b, tec = om.tec_b;
   // tjb + tbm as one byte (HMMER builds it with an int8 addition: wraps modulo 256).
@@ -119,12 +127,21 @@ FilterScore msv_filter_full_reference(const uint8_t* dsq, int L, const OProfile&
       dp[static_cast<std::size_t>(k)] = static_cast<uint8_t>(sv);
       xE = std::max(xE, sv);
     }
-    if (adds_u8(xE, bias) == 255) return FilterScore{kInf, true};  // may have saturated: overflow
+    if (adds_u8(xE, bias) == 255) return MsvState{0, true};  // may have saturated: overflow
     xE = subs_u8(xE, tec);
     xJ = std::max(xJ, xE);
     xB = subs_u8(std::max(base, xJ), tjbm);
   }
-  return FilterScore{msv_score_from_xj(xJ, om), false};
+  return MsvState{xJ, false};
+}
+
+FilterScore msv_score_from_state(MsvState st, const OProfile& om, int tjb) {
+  if (st.overflow) return FilterScore{kInf, true};
+  return FilterScore{msv_score_from_xj(st.xJ, om, tjb), false};
+}
+
+FilterScore msv_filter_full_reference(const uint8_t* dsq, int L, const OProfile& om) {
+  return msv_score_from_state(msv_full_state_reference(dsq, L, om), om, om.tjb_b);
 }
 
 FilterScore msv_filter_reference(const uint8_t* dsq, int L, const OProfile& om) {
@@ -237,8 +254,8 @@ uint8_t ssv_get_xe(const uint8_t* dsq, int L, const OProfile& om) {
 }  // namespace
 
 SsvResult ssv_filter(const uint8_t* dsq, int L, const OProfile& om) {
-  if (!ssv_applicable(om)) return SsvResult{SsvStatus::kNoResult, 0.0f};
-  return ssv_decide(ssv_get_xe(dsq, L, om), om);
+  if (!ssv_applicable(om, om.tjb_b)) return SsvResult{SsvStatus::kNoResult, 0.0f};
+  return ssv_decide(ssv_get_xe(dsq, L, om), om, om.tjb_b);
 }
 
 FilterScore msv_filter_full(const uint8_t* dsq, int L, const OProfile& om) {
@@ -287,7 +304,7 @@ FilterScore msv_filter_full(const uint8_t* dsq, int L, const OProfile& om) {
     xBv = _mm_subs_epu8(xBv, tjbmv);
   }
   const int xJ = static_cast<uint8_t>(_mm_extract_epi16(xJv, 0));
-  return FilterScore{msv_score_from_xj(xJ, om), false};
+  return FilterScore{msv_score_from_xj(xJ, om, om.tjb_b), false};
 }
 
 FilterScore msv_filter(const uint8_t* dsq, int L, const OProfile& om) {

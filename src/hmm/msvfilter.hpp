@@ -45,6 +45,28 @@ SsvResult ssv_filter(const uint8_t* dsq, int L, const OProfile& om);
 /// The MSV part of p7_MSVFilter alone (the J-state byte DP, no SSV pre-check).
 FilterScore msv_filter_full(const uint8_t* dsq, int L, const OProfile& om);
 
+/// The integer end states the filters reduce to, and their conversion to results. Every implementation
+/// (SSE2, plain-loop reference, GPU) ends in these functions, so equal states give equal scores.
+///   SSV: xE, the unsigned maximum of all cell bytes (128..255; the begin value's byte is 128).
+///   full MSV: the final J byte xJ, or overflow (some row's E + bias saturated).
+/// tjb is the N/J->B cost of the target's length (om.tjb_b after reconfig_length; msv_tjb_for_length).
+struct MsvState {
+  int xJ = 0;
+  bool overflow = false;
+};
+/// p7_SSVFilter's precondition for its shortcuts (when false it returns eslENORESULT straight away).
+bool ssv_applicable(const OProfile& om, int tjb);
+/// p7_SSVFilter's decision logic on the SSV maximum byte xE.
+SsvResult ssv_decide(int xE, const OProfile& om, int tjb);
+/// The J byte in nats (C->T, and the -3 nat NN/CC/JJ approximation).
+float msv_score_from_xj(int xJ, const OProfile& om, int tjb);
+/// full MSV state -> FilterScore (overflow: +inf, overflow = true).
+FilterScore msv_score_from_state(MsvState st, const OProfile& om, int tjb);
+
+/// Plain-loop references of the integer states (om.tjb_b is the length's tjb).
+int ssv_xe_reference(const uint8_t* dsq, int L, const OProfile& om);
+MsvState msv_full_state_reference(const uint8_t* dsq, int L, const OProfile& om);
+
 /// Plain-loop references of the three functions above (bit-identical results).
 FilterScore msv_filter_reference(const uint8_t* dsq, int L, const OProfile& om);
 SsvResult ssv_filter_reference(const uint8_t* dsq, int L, const OProfile& om);

@@ -179,6 +179,11 @@ void reconfig_length(OProfile& om, int L);
 void reconfig_msv_length(OProfile& om, int L);
 /// p7_oprofile_ReconfigRestLength: xf N/C/J loop/move probabilities, xw N/C/J move, om.L = L.
 void reconfig_rest_length(OProfile& om, int L);
+/// The length-dependent values those set, without changing om: tjb_b for length L, and the N/C/J MOVE
+/// word (xw[kON/kOC/kOJ][kOMove]) for length L with om's current nj. Filters that run many target lengths
+/// against one profile (the GPU filters) use these to configure each target exactly as reconfig_length.
+uint8_t msv_tjb_for_length(const OProfile& om, int L);
+int16_t vit_move_for_length(const OProfile& om, int L);
 /// p7_oprofile_ReconfigMultihit / ReconfigUnihit (then reconfig_length).
 void reconfig_multihit(OProfile& om, int L);
 void reconfig_unihit(OProfile& om, int L);

@@ -33,15 +33,6 @@ constexpr int kNegInf = -32768;
 /// _mm_adds_epi16 on one lane.
 inline int adds16(int a, int b) { return std::clamp(a + b, -32768, 32767); }
 
-/// Final C->T conversion to nats (float ops in HMMER's order; the -3.0 subtraction in double).
-inline float vit_score_from_xc(int xC, const OProfile& om) {
-  if (xC <= kNegInf) return -kInf;
-  float sc = static_cast<float>(xC) + static_cast<float>(om.xw[kOC][kOMove]) - static_cast<float>(om.base_w);
-  sc /= om.scale_w;
-  sc = static_cast<float>(static_cast<double>(sc) - 3.0);
-  return sc;
-}
-
 /// The special-state update after row i (HMMER's int16_t variables, int arithmetic, C conversion).
 struct VitSpecials {
   int16_t xN, xB, xJ, xC;
@@ -64,7 +55,20 @@ VitSpecials vit_init(const OProfile& om) {
 
 }  // namespace
 
-FilterScore viterbi_filter_reference(const uint8_t* dsq, int L, const OProfile& om) {
+float vit_score_from_xc(int xC, const OProfile& om, int move) {
+  if (xC <= kNegInf) return -kInf;
+  float sc = static_cast<float>(xC) + static_cast<float>(move) - static_cast<float>(om.base_w);
+  sc /= om.scale_w;
+  sc = static_cast<float>(static_cast<double>(sc) - 3.0);
+  return sc;
+}
+
+FilterScore vit_score_from_state(VitState st, const OProfile& om, int move) {
+  if (st.overflow) return FilterScore{kInf, true};
+  return FilterScore{vit_score_from_xc(st.xC, om, move), false};
+}
+
+VitState viterbi_state_reference(const uint8_t* dsq, int L, const OProfile& om) {
   const int M = om.M;
   const auto n = static_cast<std::size_t>(M) + 1;
   // Previous row (p*) and current row (c*), index k = 0..M; index 0 stays -inf (there is no node 0).
@@ -89,13 +93,17 @@ FilterScore viterbi_filter_reference(const uint8_t* dsq, int L, const OProfile& 
                       : std::max(adds16(cM[uk - 1], om.vit_trans(kOMD, k - 1)),
                                  adds16(cD[uk - 1], om.vit_trans(kODD, k - 1)));
     }
-    if (xE >= 32767) return FilterScore{kInf, true};
+    if (xE >= 32767) return VitState{-32768, true};
     s.update(xE, om);
     std::swap(pM, cM);
     std::swap(pI, cI);
     std::swap(pD, cD);
   }
-  return FilterScore{vit_score_from_xc(s.xC, om), false};
+  return VitState{s.xC, false};
+}
+
+FilterScore viterbi_filter_reference(const uint8_t* dsq, int L, const OProfile& om) {
+  return vit_score_from_state(viterbi_state_reference(dsq, L, om), om, om.xw[kOC][kOMove]);
 }
 
 #if defined(__SSE2__)
@@ -185,7 +193,7 @@ FilterScore viterbi_filter(const uint8_t* dsq, int L, const OProfile& om) {
       DMX(0) = _mm_or_si128(_mm_slli_si128(dcv, 2), negInfv);
     }
   }
-  return FilterScore{vit_score_from_xc(s.xC, om), false};
+  return FilterScore{vit_score_from_xc(s.xC, om, om.xw[kOC][kOMove]), false};
 }
 
 #else

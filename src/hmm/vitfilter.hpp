@@ -23,6 +23,18 @@ inline FilterScore viterbi_filter(const Dsq& dsq, int L, const OProfile& om) {
   return viterbi_filter(dsq.data(), L, om);
 }
 
+/// The integer end state the filter reduces to: the final C word xC, or overflow (some row's E reached
+/// 32767). move is the C->T word of the target's length (om.xw[kOC][kOMove] after reconfig_length;
+/// vit_move_for_length). Every implementation ends in vit_score_from_state.
+struct VitState {
+  int xC = -32768;
+  bool overflow = false;
+};
+float vit_score_from_xc(int xC, const OProfile& om, int move);  // -inf when xC = -32768
+FilterScore vit_score_from_state(VitState st, const OProfile& om, int move);
+/// Plain-loop reference of the state (om configured for the target's length).
+VitState viterbi_state_reference(const uint8_t* dsq, int L, const OProfile& om);
+
 /// Plain-loop reference, bit-identical to viterbi_filter.
 FilterScore viterbi_filter_reference(const uint8_t* dsq, int L, const OProfile& om);
 inline FilterScore viterbi_filter_reference(const Dsq& dsq, int L, const OProfile& om) {
