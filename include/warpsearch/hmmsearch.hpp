@@ -5,7 +5,8 @@
 // `warpsearch makedb`) once into memory, record by record, digitized with the models' alphabet as
 // hmmsearch does (a protein model reads DNA as protein; a DNA model refuses protein letters), and runs
 // HMMER's acceleration pipeline (MSV, bias, Viterbi and Forward filters, domain definition, null2
-// correction) for every model against every target on a pool of CPU threads. Its text outputs are those
+// correction) for every model against every target on a pool of CPU threads, or with the MSV and Viterbi
+// filters on GPUs (Options::gpus; docs/HMMSEARCH.md "GPU filters"). Its text outputs are those
 // of `hmmsearch` byte for byte (apart from timing lines and the comment lines naming the program):
 // the main report (-o), --tblout, --domtblout, --pfamtblout and the -A alignment. Results do not depend on
 // the thread count. Targets longer than 100000 residues, which HMMER refuses, are searched.
@@ -57,6 +58,15 @@ struct Options {
   bool notextw = false;
   // Worker threads (0: all hardware threads). Not part of HMMER's results.
   unsigned threads = 0;
+  // GPU filters: the CUDA devices (ids) that run the MSV and Viterbi filters over the resident database,
+  // each with a contiguous share of the targets; the rest of the pipeline runs on the worker threads.
+  // Empty: everything on the CPU. The results are the same either way. A build without CUDA throws
+  // Error(kGpu) for a non-empty list. (The CLI fills it from --device / --gpus.)
+  std::vector<int> gpus;
+  // --verify N: per model, N targets of each GPU's share (drawn by a generator seeded with the model's
+  // index, so the same every run) have both filters recomputed on the CPU; any difference throws
+  // Error(kInternal) naming the model, the target and both scores. No effect without gpus.
+  unsigned verify = 0;
 };
 
 // Where the text outputs go: each sink receives its output in pieces, in order; an empty function means
@@ -118,6 +128,9 @@ struct Summary {
   std::vector<ModelResult> models;
   std::uint64_t targets = 0;  // sequences in the database
   std::uint64_t residues = 0;
+  // The engines that ran the MSV/Viterbi filters (rank 0's; e.g. "GPU 0 (NVIDIA H100 ...): ..."); empty
+  // when the CPU pipeline ran them.
+  std::vector<std::string> filter_engines;
 };
 
 // Validates the option values as hmmsearch does (E > 0, textw >= 120, ...): Error(kUsage) otherwise.
@@ -134,7 +147,8 @@ void validate(const Options& options);
 // its shard of the database (contiguous, residue-balanced); rank 0 merges each model's hits and pipeline
 // counters. Split kQueries: model i is searched by rank i mod N against the whole database, and its
 // outputs go to rank 0. Either way rank 0 alone calls its sinks and returns the Summary (the other ranks
-// return one without models), and every output is byte for byte that of a one-process search. An error on
+// return one without models), and every output is byte for byte that of a one-process search. With
+// options.gpus each rank's GPUs share the targets it searches (its shard, or the whole database). An error on
 // any rank is raised on all of them as dist::CollectiveError. "-" (stdin) cannot be read by several ranks.
 Summary search(const std::string& hmmfile, const std::string& seqdb, const Options& options,
                const Sinks& sinks, const RunLabels& labels = {}, bool keep_hits = true,

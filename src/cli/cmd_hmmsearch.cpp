@@ -6,7 +6,10 @@
 // tables to --tblout / --domtblout / --pfamtblout. All file outputs are OutputFiles committed together at
 // the end, so a failed run leaves none of them behind (stdout is written as the report grows). Threads: --cpu
 // N (HMMER's option; 0 means one thread, as HMMER's serial mode) or the global --threads. Under mpirun/srun
-// the database is split over the ranks and rank 0 alone writes the outputs (docs/MPI.md).
+// the database is split over the ranks and rank 0 alone writes the outputs (docs/MPI.md). GPU filters: the
+// global --device / --gpus choose the GPUs that run the MSV and Viterbi filters (auto: the usable GPUs,
+// else the CPU; under MPI each rank takes its share of its node's GPUs, dist::local_devices); --verify N
+// checks N targets per model and GPU against the CPU filters.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -18,6 +21,7 @@
 #include "cli/commands.hpp"
 #include "warpsearch/dist.hpp"
 #include "warpsearch/error.hpp"
+#include "warpsearch/gpu.hpp"
 #include "warpsearch/hmmsearch.hpp"
 #include "warpsearch/output_file.hpp"
 
@@ -83,6 +87,12 @@ void run_hmmsearch(HmmsearchOptions& o, const GlobalOptions& global) {
     }
     s.threads = o.cpu ? static_cast<unsigned>(*o.cpu > 0 ? *o.cpu : 1) : global.resolved_threads();
     hmmsearch::validate(s);
+    // The filters on the GPUs of --device / --gpus (the results are the same either way).
+    const DeviceSelection devices = global.resolve_devices();
+    std::vector<int> ids;
+    if (devices.use_gpu)
+      for (const DeviceInfo& d : devices.devices) ids.push_back(d.id);
+    s.gpus = comm.size() > 1 ? dist::local_devices(ids, comm.local_rank(), comm.local_size()) : ids;
 
     labels.o = o.o;
     labels.A = o.A;
@@ -128,9 +138,12 @@ void run_hmmsearch(HmmsearchOptions& o, const GlobalOptions& global) {
   if (!global.quiet && o.o) {
     std::uint64_t reported = 0;
     for (const auto& m : summary.models) reported += m.nreported;
-    fmt::print(stderr, "hmmsearch: {} model{} vs {} sequences ({} residues): {} reported target hit{}\n",
+    std::string filters;
+    for (const std::string& e : summary.filter_engines) filters += (filters.empty() ? "" : "; ") + e;
+    fmt::print(stderr, "hmmsearch: {} model{} vs {} sequences ({} residues): {} reported target hit{}{}\n",
                summary.models.size(), summary.models.size() == 1 ? "" : "s", summary.targets,
-               summary.residues, reported, reported == 1 ? "" : "s");
+               summary.residues, reported, reported == 1 ? "" : "s",
+               filters.empty() ? std::string() : " (MSV/Viterbi filters on " + filters + ")");
   }
 }
 
@@ -204,6 +217,12 @@ void register_hmmsearch(CLI::App& app, const GlobalOptions& global) {
                         "Number of parallel CPU workers (0: one thread) [default: --threads]"))
       ->check(CLI::Range(0, 1 << 16));
 
+  auto gpu = cmd->add_option_group("GPU filters (the global --device / --gpus choose where they run)");
+  reg(gpu->add_option(
+      "--verify", s.verify,
+      "Per model, recompute the MSV and Viterbi filters of <n> targets per GPU on the CPU and "
+      "fail on any difference [0]"));
+
   cmd->footer(
       "Results (scores, E-values, domains, alignments, pipeline counts) are those of HMMER 3.3.2's\n"
       "hmmsearch, byte for byte in --tblout/--domtblout/--pfamtblout and the main report (apart from\n"
@@ -212,12 +231,15 @@ void register_hmmsearch(CLI::App& app, const GlobalOptions& global) {
       "<hmmfile> or <seqdb> (not both) may be '-' to read stdin. Details: docs/HMMSEARCH.md.\n"
       "Under mpirun/srun the database (or with --mpi-split queries the models) is split over the ranks and\n"
       "rank 0 writes the same outputs (docs/MPI.md).\n"
+      "With --device gpu (or auto; global options, --gpus picks the GPUs) the MSV and Viterbi filters\n"
+      "run on the GPUs over the resident database, the rest on the CPU threads; the outputs are the same.\n"
       "Examples:\n"
       "  warpsearch hmmsearch globins4.hmm uniprot.fa\n"
       "  warpsearch hmmsearch --tblout hits.tbl --domtblout doms.tbl -o report.txt Pfam-A.hmm db.fa.gz\n"
       "  warpsearch hmmsearch --cut_ga --noali --cpu 8 Pkinase.hmm proteome.fa\n"
       "  warpsearch hmmsearch -E 1e-5 --domE 1e-3 --max fn3.hmm targets.fa\n"
-      "  mpirun -n 4 warpsearch hmmsearch --cpu 8 --tblout hits.tbl Pfam-A.hmm db/proteins");
+      "  mpirun -n 4 warpsearch hmmsearch --cpu 8 --tblout hits.tbl Pfam-A.hmm db/proteins\n"
+      "  warpsearch hmmsearch --device gpu --gpus 0,1 --verify 100 --tblout hits.tbl Pfam-A.hmm db.fa");
   cmd->callback([opts, &global] { run_hmmsearch(*opts, global); });
 }
 

@@ -84,37 +84,74 @@ void Pipeline::run(OProfile& om, const Bg& bg, const Dsq& dsq, int L, const Pipe
                    TopHits& hits) {
   if (L == 0) return;  // HMMER silently skips empty targets
   // (HMMER 3.3.2 refuses L > 100000 here; we search long targets.)
+  const FrontResult f = front_stages(om, bg, dsq, L, msv_filter(dsq, L, om));
+  if (f.decision == FrontDecision::kStop) return;
+  const FilterScore vit = f.decision == FrontDecision::kViterbi ? viterbi_filter(dsq, L, om) : FilterScore{};
+  back_stages(om, bg, dsq, L, f, vit, target, hits);
+}
 
-  grow_to(oxf_, om.M, L, false);
-  const float nullsc = null_one(bg, dsq, L);
+FrontResult Pipeline::front(const OProfile& om, Bg& bg, const Dsq& dsq, int64_t L, int64_t seqidx,
+                            FilterScore msv) {
+  new_seq(seqidx, L);
+  set_length(bg, static_cast<int>(L));
+  if (L == 0) return FrontResult{};  // as run(): empty targets are counted, never scored
+  return front_stages(om, bg, dsq, static_cast<int>(L), msv);
+}
+
+void Pipeline::back(OProfile& om, Bg& bg, const Dsq& dsq, int64_t L, const FrontResult& front,
+                    FilterScore vit, const PipelineTarget& target, TopHits& hits) {
+  if (front.decision == FrontDecision::kStop || L == 0) return;
+  // The running search space size new_seq() set for this target in process() (the front may have run on
+  // another Pipeline, or this one has seen other targets since).
+  if (report_.Z_setby == ZSetBy::kNTargets) report_.Z = static_cast<double>(target.seqidx + 1);
+  set_length(bg, static_cast<int>(L));
+  reconfig_length(om, static_cast<int>(L));
+  back_stages(om, bg, dsq, static_cast<int>(L), front, vit, target, hits);
+  ddef_.reuse();
+}
+
+FrontResult Pipeline::front_stages(const OProfile& om, const Bg& bg, const Dsq& dsq, int L, FilterScore msv) {
+  FrontResult f;
+  f.nullsc = null_one(bg, dsq, L);
 
   // Stage 1: MSV filter. An overflowing score is +inf and passes (P = 0).
-  const float usc = msv_filter(dsq, L, om).score;
-  float seq_score = nats_to_bits(usc, nullsc);
+  const float usc = msv.score;
+  float seq_score = nats_to_bits(usc, f.nullsc);
   double P = gumbel_surv(seq_score, om.evparam[kMMu], om.evparam[kMLambda]);
-  if (P > options_.F1) return;
+  if (P > options_.F1) return f;
   counts_.n_past_msv++;
 
   // Composition bias filter: the filter HMM's score replaces the null1 score from here on.
-  float filtersc = nullsc;
+  f.filtersc = f.nullsc;
   if (options_.do_biasfilter) {
-    filtersc = filter_score(bg, dsq, L);
-    seq_score = nats_to_bits(usc, filtersc);
+    f.filtersc = filter_score(bg, dsq, L);
+    seq_score = nats_to_bits(usc, f.filtersc);
     P = gumbel_surv(seq_score, om.evparam[kMMu], om.evparam[kMLambda]);
-    if (P > options_.F1) return;
+    if (P > options_.F1) return f;
   }
   counts_.n_past_bias++;
 
-  // Stage 2: Viterbi filter, only when the MSV P-value has not already passed F2.
-  if (P > options_.F2) {
-    const float vfsc = viterbi_filter(dsq, L, om).score;
-    seq_score = nats_to_bits(vfsc, filtersc);
+  // Stage 2 (Viterbi filter) only when the MSV P-value has not already passed F2.
+  f.decision = P > options_.F2 ? FrontDecision::kViterbi : FrontDecision::kForward;
+  return f;
+}
+
+void Pipeline::back_stages(OProfile& om, const Bg& bg, const Dsq& dsq, int L, const FrontResult& front,
+                           FilterScore vit, const PipelineTarget& target, TopHits& hits) {
+  const float nullsc = front.nullsc;
+  const float filtersc = front.filtersc;
+  float seq_score = 0.0f;
+  double P = 0.0;
+  // Stage 2: Viterbi filter.
+  if (front.decision == FrontDecision::kViterbi) {
+    seq_score = nats_to_bits(vit.score, filtersc);
     P = gumbel_surv(seq_score, om.evparam[kVMu], om.evparam[kVLambda]);
     if (P > options_.F2) return;
   }
   counts_.n_past_vit++;
 
   // Stage 3: Forward parser.
+  grow_to(oxf_, om.M, L, false);
   const float fwdsc = forward_parser(dsq, L, om, oxf_);
   seq_score = nats_to_bits(fwdsc, filtersc);
   P = exp_surv(seq_score, om.evparam[kFTau], om.evparam[kFLambda]);

@@ -18,6 +18,14 @@
 // stochastic trace ensemble (unless seed == 0, HMMER's "arbitrary seed" mode), and the running search
 // space size used by the in-pipeline reporting test is the target's 1-based index in the database, as in
 // a serial hmmsearch.
+//
+// Staged use (filter engines, filter_engine.hpp): process() = front() + back(). front() takes the MSV
+// filter score computed elsewhere (an engine's msv() over the whole database) and runs null1, the MSV
+// decision and the bias filter; it tells whether the target stops, needs the Viterbi filter, or goes to
+// Forward directly. back() takes the Viterbi filter score (an engine's viterbi() on the targets that need
+// it) and does the rest. Both run the same private stage functions as run(), so given the scores that
+// msv_filter / viterbi_filter return, the counters and hits are those of process(); the front and the
+// back of one target may run on different Pipelines (the back sets the running Z itself).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +34,7 @@
 #include "hmm/bg.hpp"
 #include "hmm/common.hpp"
 #include "hmm/domaindef.hpp"
+#include "hmm/msvfilter.hpp"
 #include "hmm/omx.hpp"
 #include "hmm/oprofile.hpp"
 #include "hmm/reporting.hpp"
@@ -66,6 +75,18 @@ struct PipelineTarget {
 /// Kahan-compensated float sum of vec[0..n-1] (esl_vec_FSum).
 float kahan_fsum(const float* vec, int n);
 
+/// What the front of the staged pipeline decided for one target.
+enum class FrontDecision : uint8_t {
+  kStop,     // empty target, or stopped by the MSV or the bias filter: nothing more to do
+  kViterbi,  // passed MSV and bias with P > F2: the Viterbi filter decides (back() needs its score)
+  kForward,  // passed MSV and bias with P <= F2: the Viterbi filter is skipped, straight to Forward
+};
+struct FrontResult {
+  FrontDecision decision = FrontDecision::kStop;
+  float nullsc = 0.0f;    // null1 score (nats)
+  float filtersc = 0.0f;  // the null score of the filter stages: the bias filter's score, or nullsc
+};
+
 class Pipeline {
  public:
   /// p7_pipeline_Create(go, ..., p7_SEARCH_SEQS): `report` holds the thresholds as configured from the
@@ -92,12 +113,31 @@ class Pipeline {
   /// new_seq + bg/om length configuration + run + reuse: one target, as hmmsearch's worker loop.
   void process(OProfile& om, Bg& bg, const Dsq& dsq, int64_t L, const PipelineTarget& target, TopHits& hits);
 
+  /// Staged pipeline, first part: new_seq(seqidx, L), set_length(bg, L), then (L > 0) null1, the MSV
+  /// filter decision on `msv` (msv_filter's result with om configured for length L) and the bias filter.
+  /// Counts nseqs, nres, n_past_msv, n_past_bias as process() does. om is only read (its E-value
+  /// parameters: any length configuration will do).
+  FrontResult front(const OProfile& om, Bg& bg, const Dsq& dsq, int64_t L, int64_t seqidx, FilterScore msv);
+
+  /// Staged pipeline, second part, for a target whose front() (on this or another Pipeline of the same
+  /// model) did not stop: sets the running Z from target.seqidx as new_seq does, configures bg and om for
+  /// length L, then the Viterbi filter decision on `vit` (viterbi_filter's result with om configured for
+  /// L; only read when front.decision == kViterbi), Forward, Backward, domain definition and the hit, as
+  /// run(); then reuse. Counts n_past_vit, n_past_fwd. A kStop front does nothing.
+  void back(OProfile& om, Bg& bg, const Dsq& dsq, int64_t L, const FrontResult& front, FilterScore vit,
+            const PipelineTarget& target, TopHits& hits);
+
   const PipelineOptions& options() const { return options_; }
   const ReportOptions& report() const { return report_; }
   const PipelineCounts& counts() const { return counts_; }
   PipelineCounts& counts() { return counts_; }
 
  private:
+  // The stages shared by run() and the staged entry points (L > 0; om configured for L in back_stages).
+  FrontResult front_stages(const OProfile& om, const Bg& bg, const Dsq& dsq, int L, FilterScore msv);
+  void back_stages(OProfile& om, const Bg& bg, const Dsq& dsq, int L, const FrontResult& front,
+                   FilterScore vit, const PipelineTarget& target, TopHits& hits);
+
   PipelineOptions options_;
   ReportOptions report_;
   PipelineCounts counts_;

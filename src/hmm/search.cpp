@@ -7,6 +7,8 @@
 //      once into memory.
 //   2. Per-model search: profile configuration, a pool of per-worker pipeline states, the sequences cut
 //      into fixed chunks run on the ThreadPool (longest chunks first), chunk results merged in chunk order.
+//      2b. The same with the MSV and Viterbi filters on filter engines (GPUs, Options::gpus; tests: CPU
+//      engines through search_with_engines): the staged pipeline (Pipeline::front / back) around them.
 //   3. The public entry point hmmsearch::search(): models streamed from the HMM file, outputs written in
 //      hmmsearch's order (main report per model, tabular files, tails). Under MPI (docs/MPI.md) each rank
 //      searches its shard of the database and rank 0 merges each model's hits and counters (dist/).
@@ -17,7 +19,9 @@
 // all counts are identical for any thread count (and identical to HMMER's, whose own merge order is
 // arbitrary but whose sort order only depends on the hits). The same holds for any number of MPI ranks:
 // a target's pipeline uses its database index (the running Z of the in-pipeline reporting test), never its
-// rank, and rank 0 applies Z/domZ and the thresholds to the merged list of the whole database.
+// rank, and rank 0 applies Z/domZ and the thresholds to the merged list of the whole database. On filter
+// engines the same holds: their scores are those of the CPU filters bit for bit, and the staged pipeline
+// is the per-target pipeline split in two (section 2b).
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -26,6 +30,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -34,12 +39,15 @@
 #include <ctime>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <future>
 #include <iterator>
 #include <memory>
 #include <mutex>
 #include <numeric>
 #include <optional>
+#include <random>
+#include <set>
 #include <span>
 #include <string>
 #include <utility>
@@ -48,6 +56,7 @@
 #include "dist/hmm_wire.hpp"
 #include "dist/shard.hpp"
 #include "hmm/bg.hpp"
+#include "hmm/filter_engine.hpp"
 #include "hmm/fwdback.hpp"
 #include "hmm/hmmfile.hpp"
 #include "hmm/oprofile.hpp"
@@ -61,6 +70,7 @@
 #include "warpsearch/db.hpp"
 #include "warpsearch/dist.hpp"
 #include "warpsearch/error.hpp"
+#include "warpsearch/gpu.hpp"
 #include "warpsearch/hmmsearch.hpp"
 #include "warpsearch/thread_pool.hpp"
 
@@ -742,6 +752,279 @@ ModelSearch search_model(const Hmm& hmm, const TargetDb& db, std::size_t first, 
   return result;
 }
 
+// ---------------------------------------------------------------------------------------------------
+// 2b. Per-model search on filter engines (GPUs; the CPU engine in tests)
+// ---------------------------------------------------------------------------------------------------
+//
+// The staged pipeline (pipeline.hpp front()/back()) around filter engines (filter_engine.hpp), each engine
+// holding a contiguous, residue-balanced share of this process's targets for the whole run:
+//   1. every engine computes the MSV filter of its targets (one host thread per engine);
+//   2. the fronts (null1, MSV decision, bias filter) run on the pool;
+//   3. every engine computes the Viterbi filter of its targets whose front asked for it;
+//   4. the backs (Viterbi decision, Forward, Backward, domains, hits) run on the pool, chunks of survivors
+//      longest first, their hits merged in database order.
+// The engines return msv_filter's / viterbi_filter's scores bit for bit (their contract; --verify checks
+// samples), and front() + back() are process() split in two, so the hits and counters are those of
+// search_model(). Models in flight share the engines: each engine call holds the engine's mutex and sets
+// the model first when the engine holds another one, so one model's MSV may run on the engines while the
+// pool runs another model's backs.
+
+// Targets per front chunk (the fronts are cheap: null1, and the bias filter for the few MSV survivors),
+// and survivors per back chunk (each costs a Forward/Backward pass and domain definition).
+constexpr std::size_t kFrontChunkSeqs = 1024;
+constexpr std::size_t kBackChunkSeqs = 8;
+
+// One filter engine with its share [begin, end) of the database (indices into TargetDb::seqs).
+struct EngineSlot {
+  std::unique_ptr<FilterEngine> engine;
+  std::size_t index = 0;  // its number among the search's engines
+  std::size_t begin = 0, end = 0;
+  std::mutex mutex;             // one caller at a time (the models in flight share it)
+  uint64_t model = UINT64_MAX;  // serial of the model set on the engine
+  std::size_t size() const { return end - begin; }
+};
+using EngineSlots = std::vector<std::unique_ptr<EngineSlot>>;
+
+// Runs fn(i, engines[i]) for every engine at once, one host thread each (the first on the calling thread),
+// each under its engine's mutex; waits for all, then rethrows the first engine's error in engine order.
+void on_engines(EngineSlots& engines, const std::function<void(std::size_t, EngineSlot&)>& fn) {
+  auto locked = [&fn, &engines](std::size_t i) {
+    const std::lock_guard<std::mutex> lock(engines[i]->mutex);
+    fn(i, *engines[i]);
+  };
+  std::vector<std::future<void>> others;
+  for (std::size_t i = 1; i < engines.size(); ++i)
+    others.push_back(std::async(std::launch::async, [&locked, i] { locked(i); }));
+  std::exception_ptr first_error;
+  if (!engines.empty()) {
+    try {
+      locked(0);
+    } catch (...) {
+      first_error = std::current_exception();
+    }
+  }
+  for (std::future<void>& f : others) {
+    try {
+      f.get();
+    } catch (...) {
+      if (!first_error) first_error = std::current_exception();
+    }
+  }
+  if (first_error) std::rethrow_exception(first_error);
+}
+
+// Makes the engines and gives each its share of targets [first, last) (split_work by residues; engines
+// whose share would be empty are not made), set_database on each at once.
+EngineSlots make_engines(const TargetDb& db, std::size_t first, std::size_t last, std::size_t count,
+                         const FilterEngineFactory& make, ThreadPool& pool) {
+  EngineSlots engines;
+  if (count == 0) return engines;
+  std::vector<uint64_t> weights(last - first);
+  for (std::size_t s = first; s < last; ++s) weights[s - first] = static_cast<uint64_t>(db.seqs[s].L);
+  const std::vector<WorkRange> ranges = split_work(weights, count);
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    if (ranges[i].begin == ranges[i].end) continue;
+    if (ranges[i].end - ranges[i].begin > UINT32_MAX) {  // the engines' target ids are 32-bit
+      throw Error(ErrorKind::kInput,
+                  fmt::format("{} targets for one GPU: more than 2^32 - 1", ranges[i].end - ranges[i].begin));
+    }
+    auto slot = std::make_unique<EngineSlot>();
+    slot->index = i;
+    slot->begin = first + ranges[i].begin;
+    slot->end = first + ranges[i].end;
+    slot->engine = make(i, pool);
+    if (!slot->engine) throw Error(ErrorKind::kInternal, fmt::format("filter engine {} was not made", i));
+    engines.push_back(std::move(slot));
+  }
+  on_engines(engines, [&db](std::size_t, EngineSlot& e) {
+    std::vector<FilterSeq> seqs(e.size());
+    for (std::size_t s = e.begin; s < e.end; ++s)
+      seqs[s - e.begin] = FilterSeq{db.seqs[s].dsq.data(), db.seqs[s].L};
+    e.engine->set_database(seqs);
+  });
+  return engines;
+}
+
+// The model on engine e (set_model unless it holds it already). Call under e.mutex.
+void use_model(EngineSlot& e, const OProfile& om, uint64_t serial) {
+  if (e.model == serial) return;
+  e.model = UINT64_MAX;  // unknown if set_model throws
+  e.engine->set_model(om);
+  e.model = serial;
+}
+
+// --verify: `count` distinct targets of engine e (local indices, ascending), drawn from a generator seeded
+// with the model's index in the HMM file and the engine's number: the same samples on every run.
+std::vector<uint32_t> verify_sample(const EngineSlot& e, uint64_t model_index, unsigned count) {
+  const std::size_t n = e.size();
+  std::vector<uint32_t> sample;
+  if (count >= n) {
+    sample.resize(n);
+    std::iota(sample.begin(), sample.end(), uint32_t{0});
+    return sample;
+  }
+  std::mt19937_64 rng(model_index * 0x9E3779B97F4A7C15ULL + e.index + 1);
+  // Floyd's algorithm: count distinct values of [0, n).
+  std::set<uint32_t> chosen;
+  for (std::size_t j = n - count; j < n; ++j) {
+    const auto t = static_cast<uint32_t>(std::uniform_int_distribution<std::size_t>(0, j)(rng));
+    if (!chosen.insert(t).second) chosen.insert(static_cast<uint32_t>(j));
+  }
+  sample.assign(chosen.begin(), chosen.end());
+  return sample;
+}
+
+bool same_score(FilterScore a, FilterScore b) {
+  return a.overflow == b.overflow && std::bit_cast<uint32_t>(a.score) == std::bit_cast<uint32_t>(b.score);
+}
+
+std::string score_text(FilterScore f) { return f.overflow ? "overflow" : fmt::format("{}", f.score); }
+
+// --verify: recomputes engine e's sampled targets with the CPU engine (msv_filter / viterbi_filter with the
+// profile configured per length) and throws Error(kInternal) at the first difference.
+void verify_engine(const EngineSlot& e, std::span<const uint32_t> sample, std::span<const FilterScore> msv,
+                   std::span<const FilterScore> vit, const Hmm& hmm, uint64_t model_index, const OProfile& om,
+                   const TargetDb& db, ThreadPool& pool) {
+  if (sample.empty()) return;
+  std::vector<FilterSeq> seqs;
+  for (const uint32_t j : sample) {
+    const TargetSeq& t = db.seqs[e.begin + j];
+    seqs.push_back(FilterSeq{t.dsq.data(), t.L});
+  }
+  const std::unique_ptr<FilterEngine> cpu = make_cpu_filter_engine(pool);
+  cpu->set_database(seqs);
+  cpu->set_model(om);
+  std::vector<FilterScore> cpu_msv(sample.size()), cpu_vit(sample.size());
+  std::vector<uint32_t> all(sample.size());
+  std::iota(all.begin(), all.end(), uint32_t{0});
+  cpu->msv(cpu_msv);
+  cpu->viterbi(all, cpu_vit);
+  for (std::size_t k = 0; k < sample.size(); ++k) {
+    const std::size_t s = e.begin + sample[k];
+    for (const bool is_msv : {true, false}) {
+      const FilterScore got = is_msv ? msv[k] : vit[k];
+      const FilterScore want = is_msv ? cpu_msv[k] : cpu_vit[k];
+      if (same_score(got, want)) continue;
+      throw Error(
+          ErrorKind::kInternal,
+          fmt::format("--verify: the {} filter of model {} (#{} in the HMM file) on target {} (#{} in the "
+                      "database, length {}) gave {} on {}, but {} on the CPU",
+                      is_msv ? "MSV" : "Viterbi", hmm.name, model_index + 1, db.seqs[s].name, s + 1,
+                      db.seqs[s].L, score_text(got), e.engine->describe(), score_text(want)));
+    }
+  }
+}
+
+// search_model() with the filters on the engines (see the top of this section). serial: a number unique to
+// this model in the run (which model an engine holds); model_index: its 0-based index in the HMM file.
+ModelSearch search_model_engines(const Hmm& hmm, uint64_t serial, uint64_t model_index, const TargetDb& db,
+                                 std::size_t first, std::size_t last, const PipelineOptions& popts,
+                                 const ReportOptions& ropts, ThreadPool& pool, EngineSlots& engines,
+                                 unsigned verify) {
+  const Bg bg0 = make_bg(*hmm.abc);
+  const Profile gm = config_profile(hmm, bg0, 100, ProfileMode::kLocal);
+  const OProfile om = convert_profile(gm);
+
+  // The main pipeline: counts the model and checks its bit cutoffs before any work (Error(kInput)).
+  Bg bg_main = bg0;
+  Pipeline main(popts, ropts);
+  main.new_model(om, bg_main);
+
+  const std::size_t n = last - first;
+  // 1. MSV filter of every target, on the engines.
+  std::vector<FilterScore> msv(n);
+  on_engines(engines, [&](std::size_t, EngineSlot& e) {
+    use_model(e, om, serial);
+    e.engine->msv(std::span<FilterScore>(msv).subspan(e.begin - first, e.size()));
+  });
+
+  // 2. Fronts on the pool (om is only read).
+  std::vector<FrontResult> fronts(n);
+  WorkerStates states(popts, ropts, om, bg0);
+  pool.parallel_for(n, kFrontChunkSeqs, [&](std::size_t begin, std::size_t end) {
+    const FlushToZeroScope ftz;
+    std::unique_ptr<WorkerState> w = states.take();
+    for (std::size_t j = begin; j < end; ++j) {
+      const TargetSeq& t = db.seqs[first + j];
+      fronts[j] = w->pipeline.front(om, w->bg, t.dsq, t.L, static_cast<int64_t>(first + j), msv[j]);
+    }
+    states.give_back(std::move(w));
+  });
+
+  // 3. Viterbi filter of the targets that need it (and of the --verify samples), on the engines.
+  std::vector<FilterScore> vit(n);
+  std::vector<std::vector<uint32_t>> samples(engines.size());
+  for (std::size_t i = 0; verify > 0 && i < engines.size(); ++i) {
+    // Empty targets are never scored by the pipeline (and their filter values are only conventions).
+    samples[i] = verify_sample(*engines[i], model_index, verify);
+    std::erase_if(samples[i], [&](uint32_t j) { return db.seqs[engines[i]->begin + j].L == 0; });
+  }
+  on_engines(engines, [&](std::size_t i, EngineSlot& e) {
+    const std::vector<uint32_t>& sample = samples[i];
+    std::vector<uint32_t> ids;  // ascending local indices: the needed ones merged with the samples
+    std::size_t next_sample = 0;
+    for (std::size_t s = e.begin; s < e.end; ++s) {
+      const auto j = static_cast<uint32_t>(s - e.begin);
+      const bool sampled = next_sample < sample.size() && sample[next_sample] == j;
+      if (sampled) ++next_sample;
+      if (sampled || fronts[s - first].decision == FrontDecision::kViterbi) ids.push_back(j);
+    }
+    if (ids.empty()) return;
+    std::vector<FilterScore> out(ids.size());
+    use_model(e, om, serial);
+    e.engine->viterbi(ids, out);
+    for (std::size_t k = 0; k < ids.size(); ++k) vit[e.begin - first + ids[k]] = out[k];
+  });
+  for (std::size_t i = 0; i < engines.size(); ++i) {
+    if (samples[i].empty()) continue;
+    const EngineSlot& e = *engines[i];
+    std::vector<FilterScore> smsv, svit;
+    for (const uint32_t j : samples[i]) {
+      smsv.push_back(msv[e.begin - first + j]);
+      svit.push_back(vit[e.begin - first + j]);
+    }
+    verify_engine(e, samples[i], smsv, svit, hmm, model_index, om, db, pool);
+  }
+
+  // 4. Backs of the survivors on the pool: chunks of kBackChunkSeqs survivors, started longest first (as
+  // search_model's chunks), hits merged in chunk (= database) order.
+  std::vector<std::size_t> survivors;
+  for (std::size_t j = 0; j < n; ++j)
+    if (fronts[j].decision != FrontDecision::kStop) survivors.push_back(j);
+  const std::size_t nchunks = (survivors.size() + kBackChunkSeqs - 1) / kBackChunkSeqs;
+  std::vector<TopHits> chunk_hits(nchunks);
+  std::vector<int64_t> longest(nchunks, 0);
+  for (std::size_t k = 0; k < survivors.size(); ++k)
+    longest[k / kBackChunkSeqs] = std::max(longest[k / kBackChunkSeqs], db.seqs[first + survivors[k]].L);
+  std::vector<std::size_t> order(nchunks);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return longest[a] > longest[b]; });
+  pool.parallel_for(nchunks, 1, [&](std::size_t begin, std::size_t end) {
+    const FlushToZeroScope ftz;
+    for (std::size_t c = begin; c < end; ++c) {
+      const std::size_t chunk = order[c];
+      std::unique_ptr<WorkerState> w = states.take();
+      for (std::size_t k = chunk * kBackChunkSeqs;
+           k < std::min(survivors.size(), (chunk + 1) * kBackChunkSeqs); ++k) {
+        const std::size_t j = survivors[k];
+        const TargetSeq& t = db.seqs[first + j];
+        const PipelineTarget target{t.name, t.acc, t.desc, static_cast<int64_t>(first + j)};
+        w->pipeline.back(w->om, w->bg, t.dsq, t.L, fronts[j], vit[j], target, chunk_hits[chunk]);
+      }
+      states.give_back(std::move(w));
+    }
+  });
+
+  ModelSearch result;
+  result.counts = main.counts();
+  for (const auto& w : states.all()) result.counts.merge(w->pipeline.counts());
+  for (TopHits& h : chunk_hits)
+    for (std::size_t i = 0; i < h.size(); ++i) result.hits.add(std::move(h.unsorted(i)));
+  result.report = main.report();
+  return result;
+}
+
 // p7_tophits_SortBySortkey, Z (the number of targets unless -Z), p7_tophits_Threshold: on the complete hit
 // list and counters (compare_hits is a total order, so the ranking does not depend on the insertion order).
 void finish_model(ModelSearch& ms) {
@@ -1004,11 +1287,10 @@ ModelOutput decode_model_output(std::span<const std::uint8_t> message) {
   return out;
 }
 
-}  // namespace
-
-Summary search(const std::string& hmmfile, const std::string& seqdb, const Options& options,
-               const Sinks& sinks_in, const RunLabels& labels, bool keep_hits, const dist::Comm* comm,
-               dist::Split split) {
+// search() with `nengines` filter engines made by make_engine (none: the classic CPU pipeline).
+Summary run_search(const std::string& hmmfile, const std::string& seqdb, const Options& options,
+                   const Sinks& sinks_in, const RunLabels& labels, bool keep_hits, const dist::Comm* comm,
+                   dist::Split split, std::size_t nengines, const FilterEngineFactory& make_engine) {
   const dist::Comm one_process;
   const dist::Comm& world = comm != nullptr ? *comm : one_process;
   dist::agree(world, [&] {
@@ -1036,6 +1318,7 @@ Summary search(const std::string& hmmfile, const std::string& seqdb, const Optio
   ThreadPool pool(options.threads);
   TargetDb db;
   std::size_t first = 0, last = 0;
+  EngineSlots engines;  // the filter engines (section 2b); empty: the classic path (search_model)
   dist::agree(world, [&] {
     TargetDbFile dbfile(seqdb);
     reader = std::make_unique<HmmReader>(hmmfile);
@@ -1047,6 +1330,8 @@ Summary search(const std::string& hmmfile, const std::string& seqdb, const Optio
       db = dbfile.read(*hmm->abc, pool);
       last = db.seqs.size();
     }
+    // The engines take their shares of this process's targets once, for all models.
+    engines = make_engines(db, first, last, nengines, make_engine, pool);
   });
 
   // Under a query split, rank 0 tells the others which outputs it writes (they format them).
@@ -1075,6 +1360,8 @@ Summary search(const std::string& hmmfile, const std::string& seqdb, const Optio
   Summary summary;
   summary.targets = db.seqs.size();
   summary.residues = db.nres;
+  if (world.is_root())
+    for (const auto& e : engines) summary.filter_engines.push_back(e->engine->describe());
 
   // Up to kModelsInFlight models (of this rank's, under a query split) are searched at once on the shared
   // pool: the next model's chunks fill the threads that would otherwise wait for the last long targets of
@@ -1148,9 +1435,13 @@ Summary search(const std::string& hmmfile, const std::string& seqdb, const Optio
       ++nread;
       if (f.mine) {
         const Hmm* h = f.hmm.get();
-        f.result = std::async(std::launch::async, [h, &db, first, last, &popts, &ropts, &pool] {
+        const uint64_t index = nread - 1;  // the model's 0-based index in the HMM file (also its serial)
+        const unsigned verify = options.verify;
+        f.result = std::async(std::launch::async, [h, index, verify, &db, first, last, &popts, &ropts, &pool,
+                                                   &engines] {
           const FlushToZeroScope model_ftz;  // this thread runs chunks too
-          return search_model(*h, db, first, last, popts, ropts, pool);
+          if (engines.empty()) return search_model(*h, db, first, last, popts, ropts, pool);
+          return search_model_engines(*h, index, index, db, first, last, popts, ropts, pool, engines, verify);
         });
         ++mine_in_flight;
       }
@@ -1187,4 +1478,26 @@ Summary search(const std::string& hmmfile, const std::string& seqdb, const Optio
   return summary;
 }
 
+}  // namespace
+
+Summary search(const std::string& hmmfile, const std::string& seqdb, const Options& options,
+               const Sinks& sinks, const RunLabels& labels, bool keep_hits, const dist::Comm* comm,
+               dist::Split split) {
+  const std::vector<int> gpus = options.gpus;
+  return run_search(hmmfile, seqdb, options, sinks, labels, keep_hits, comm, split, gpus.size(),
+                    [&gpus](std::size_t i, ThreadPool&) { return make_gpu_filter_engine(gpus[i]); });
+}
+
 }  // namespace warpsearch::hmmsearch
+
+namespace warpsearch::hmm {
+
+hmmsearch::Summary search_with_engines(const std::string& hmmfile, const std::string& seqdb,
+                                       const hmmsearch::Options& options, const hmmsearch::Sinks& sinks,
+                                       const hmmsearch::RunLabels& labels, std::size_t engines,
+                                       const FilterEngineFactory& make, bool keep_hits,
+                                       const dist::Comm* comm, dist::Split split) {
+  return hmmsearch::run_search(hmmfile, seqdb, options, sinks, labels, keep_hits, comm, split, engines, make);
+}
+
+}  // namespace warpsearch::hmm

@@ -1,5 +1,6 @@
 // search_internal.hpp: the parts of the hmmsearch driver (search.cpp) that tests use directly: the
-// in-memory target database, read with Easel's FASTA rules (esl_sqio_ascii.c, digital mode) from a FASTA
+// search with a given kind of filter engine (search_with_engines, at the end), and the in-memory target
+// database, read with Easel's FASTA rules (esl_sqio_ascii.c, digital mode) from a FASTA
 // or FASTQ file or converted from a packed database (`warpsearch makedb`, warpsearch/db.hpp).
 //
 // The database is read once and kept in memory for all query models: each record keeps its name,
@@ -33,6 +34,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -40,6 +42,8 @@
 
 #include "hmm/abc.hpp"
 #include "hmm/common.hpp"
+#include "warpsearch/dist.hpp"
+#include "warpsearch/hmmsearch.hpp"
 
 namespace warpsearch {
 class PackedDb;
@@ -47,6 +51,8 @@ class ThreadPool;
 }  // namespace warpsearch
 
 namespace warpsearch::hmm {
+
+class FilterEngine;
 
 /// One target sequence (ESL_SQ in digital mode, the fields hmmsearch uses).
 struct TargetSeq {
@@ -116,5 +122,21 @@ class TargetDbFile {
 /// threads).
 TargetDb read_target_db(const std::string& path, const Abc& a, unsigned threads = 1,
                         std::size_t block_bytes = kTargetDbBlockBytes);
+
+/// Makes filter engine `index` (0-based) of a search; pool is the search's worker pool (a CPU engine may
+/// run on it). Called once per engine and run, before the first model.
+using FilterEngineFactory = std::function<std::unique_ptr<FilterEngine>(std::size_t index, ThreadPool& pool)>;
+
+/// hmmsearch::search() on the filter-engine path with `engines` engines made by `make` (0: the classic
+/// CPU pipeline, whatever options.gpus says). Each engine gets a contiguous, residue-balanced share of the
+/// process's targets (engines whose share is empty are not made); options.verify checks samples of their
+/// results. hmmsearch::search() is this with options.gpus.size() engines from make_gpu_filter_engine;
+/// tests pass CPU engines (make_cpu_filter_engine), whose results define the GPU engines'.
+hmmsearch::Summary search_with_engines(const std::string& hmmfile, const std::string& seqdb,
+                                       const hmmsearch::Options& options, const hmmsearch::Sinks& sinks,
+                                       const hmmsearch::RunLabels& labels, std::size_t engines,
+                                       const FilterEngineFactory& make, bool keep_hits = true,
+                                       const dist::Comm* comm = nullptr,
+                                       dist::Split split = dist::Split::kDatabase);
 
 }  // namespace warpsearch::hmm
