@@ -36,6 +36,7 @@
 #                     lengths (24: all)
 #   E2E_COPIES [50]   PLANTED [10] (per e2e model)   E2E_VERIFY [0] (ours' --verify N on the GPU run)
 #   E2E_RUNS ["gpu hmmer cpu"]        in this order; each gets `timeout` with the budget left
+#   E2E_GPU_ARGS      extra options of the GPU run (e.g. "--timing": per-model stage times in e2e-gpu.log)
 #   WARPSEARCH_TESTDATA [~/.cache/warpsearch/testdata]: hmm/, prot/, and bin/ (hmmsearch, hmmemit, esl-shuffle;
 #                     else found on PATH)
 set -u
@@ -235,7 +236,11 @@ if has_step e2e; then
     fi
     case $run in
       hmmer) cmd=(hmmsearch --cpu "$THREADS") ;;
-      gpu) cmd=("$ws" hmmsearch --device gpu --cpu "$THREADS") && ((E2E_VERIFY > 0)) && cmd+=(--verify "$E2E_VERIFY") ;;
+      gpu)
+        cmd=("$ws" hmmsearch --device gpu --cpu "$THREADS")
+        ((E2E_VERIFY > 0)) && cmd+=(--verify "$E2E_VERIFY")
+        [[ -n ${E2E_GPU_ARGS:-} ]] && read -r -a extra <<< "$E2E_GPU_ARGS" && cmd+=("${extra[@]}")
+        ;;
       cpu) cmd=("$ws" hmmsearch --device cpu --cpu "$THREADS") ;;
       *) echo "unknown E2E run '$run' (gpu, hmmer, cpu)"; continue ;;
     esac

@@ -67,6 +67,9 @@ struct Options {
   // index, so the same every run) have both filters recomputed on the CPU; any difference throws
   // Error(kInternal) naming the model, the target and both scores. No effect without gpus.
   unsigned verify = 0;
+  // --timing: per model, one line on stderr with the wall seconds of the pipeline's stages (GPU filters:
+  // MSV, fronts, Viterbi, backs; CPU path: the whole model) and the targets reaching each stage.
+  bool timing = false;
 };
 
 // Where the text outputs go: each sink receives its output in pieces, in order; an empty function means

@@ -222,6 +222,8 @@ void register_hmmsearch(CLI::App& app, const GlobalOptions& global) {
       "--verify", s.verify,
       "Per model, recompute the MSV and Viterbi filters of <n> targets per GPU on the CPU and "
       "fail on any difference [0]"));
+  reg(other->add_flag("--timing", s.timing,
+                      "Print each model's stage times (wall seconds) and stage counts on stderr"));
 
   cmd->footer(
       "Results (scores, E-values, domains, alignments, pipeline counts) are those of HMMER 3.3.2's\n"

@@ -30,6 +30,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cctype>
 #include <cerrno>
@@ -920,7 +921,11 @@ void verify_engine(const EngineSlot& e, std::span<const uint32_t> sample, std::s
 ModelSearch search_model_engines(const Hmm& hmm, uint64_t serial, uint64_t model_index, const TargetDb& db,
                                  std::size_t first, std::size_t last, const PipelineOptions& popts,
                                  const ReportOptions& ropts, ThreadPool& pool, EngineSlots& engines,
-                                 unsigned verify) {
+                                 unsigned verify, bool timing) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
   const Bg bg0 = make_bg(*hmm.abc);
   const Profile gm = config_profile(hmm, bg0, 100, ProfileMode::kLocal);
   const OProfile om = convert_profile(gm);
@@ -938,6 +943,8 @@ ModelSearch search_model_engines(const Hmm& hmm, uint64_t serial, uint64_t model
     e.engine->msv(std::span<FilterScore>(msv).subspan(e.begin - first, e.size()));
   });
 
+  const double t_msv = since(t0);
+  const auto t1 = std::chrono::steady_clock::now();
   // 2. Fronts on the pool (om is only read).
   std::vector<FrontResult> fronts(n);
   WorkerStates states(popts, ropts, om, bg0);
@@ -951,6 +958,9 @@ ModelSearch search_model_engines(const Hmm& hmm, uint64_t serial, uint64_t model
     states.give_back(std::move(w));
   });
 
+  const double t_front = since(t1);
+  const auto t2 = std::chrono::steady_clock::now();
+  std::atomic<std::size_t> n_vit{0};  // targets sent to the Viterbi filter (engine threads add to it)
   // 3. Viterbi filter of the targets that need it (and of the --verify samples), on the engines.
   std::vector<FilterScore> vit(n);
   std::vector<std::vector<uint32_t>> samples(engines.size());
@@ -973,6 +983,7 @@ ModelSearch search_model_engines(const Hmm& hmm, uint64_t serial, uint64_t model
     std::vector<FilterScore> out(ids.size());
     use_model(e, om, serial);
     e.engine->viterbi(ids, out);
+    n_vit += ids.size();
     for (std::size_t k = 0; k < ids.size(); ++k) vit[e.begin - first + ids[k]] = out[k];
   });
   for (std::size_t i = 0; i < engines.size(); ++i) {
@@ -986,6 +997,8 @@ ModelSearch search_model_engines(const Hmm& hmm, uint64_t serial, uint64_t model
     verify_engine(e, samples[i], smsv, svit, hmm, model_index, om, db, pool);
   }
 
+  const double t_vit = since(t2);
+  const auto t3 = std::chrono::steady_clock::now();
   // 4. Backs of the survivors on the pool: chunks of kBackChunkSeqs survivors, started longest first (as
   // search_model's chunks), hits merged in chunk (= database) order.
   std::vector<std::size_t> survivors;
@@ -1022,6 +1035,16 @@ ModelSearch search_model_engines(const Hmm& hmm, uint64_t serial, uint64_t model
   for (TopHits& h : chunk_hits)
     for (std::size_t i = 0; i < h.size(); ++i) result.hits.add(std::move(h.unsorted(i)));
   result.report = main.report();
+  if (timing) {
+    int64_t longest_survivor = 0;
+    for (const std::size_t j : survivors) longest_survivor = std::max(longest_survivor, db.seqs[first + j].L);
+    fmt::print(
+        stderr,
+        "hmmsearch timing: {} (M {}): msv {:.3f} s, fronts {:.3f} s, viterbi {:.3f} s ({} targets), backs "
+        "{:.3f} s ({} survivors, longest {}), total {:.3f} s\n",
+        hmm.name, hmm.M, t_msv, t_front, t_vit, n_vit.load(), since(t3), survivors.size(), longest_survivor,
+        since(t0));
+  }
   return result;
 }
 
@@ -1437,11 +1460,21 @@ Summary run_search(const std::string& hmmfile, const std::string& seqdb, const O
         const Hmm* h = f.hmm.get();
         const uint64_t index = nread - 1;  // the model's 0-based index in the HMM file (also its serial)
         const unsigned verify = options.verify;
-        f.result = std::async(std::launch::async, [h, index, verify, &db, first, last, &popts, &ropts, &pool,
-                                                   &engines] {
+        const bool timing = options.timing;
+        f.result = std::async(std::launch::async, [h, index, verify, timing, &db, first, last, &popts, &ropts,
+                                                   &pool, &engines] {
           const FlushToZeroScope model_ftz;  // this thread runs chunks too
-          if (engines.empty()) return search_model(*h, db, first, last, popts, ropts, pool);
-          return search_model_engines(*h, index, index, db, first, last, popts, ropts, pool, engines, verify);
+          if (engines.empty()) {
+            const auto t0 = std::chrono::steady_clock::now();
+            ModelSearch ms = search_model(*h, db, first, last, popts, ropts, pool);
+            if (timing) {
+              fmt::print(stderr, "hmmsearch timing: {} (M {}): CPU pipeline {:.3f} s\n", h->name, h->M,
+                         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            }
+            return ms;
+          }
+          return search_model_engines(*h, index, index, db, first, last, popts, ropts, pool, engines, verify,
+                                      timing);
         });
         ++mine_in_flight;
       }
