@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdlib>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -98,7 +99,9 @@ LaunchShape choose_shape32(int M, int Kp, int smem_optin) {
   // Sub-warp Q tiers: transitions in registers (Q <= 16) while M fits 32 threads of them, then the
   // shared-memory transition kernels up to Q = 32, then up to 48 (some spills); longer models run in
   // block mode. Within a tier the score below picks (G, Q).
-  const int tier_max = M <= 16 * 32 ? gpu::kVitSubRegsMaxQ : M <= 32 * 32 ? 32 : M <= 48 * 32 ? 48 : 80;
+  int tier_max = M <= 16 * 32 ? gpu::kVitSubRegsMaxQ : M <= 32 * 32 ? 32 : M <= 48 * 32 ? 48 : 80;
+  // Tuning knob for measurements (docs/HMMSEARCH.md): the largest sub-warp Q; longer models go to block mode.
+  if (const char* env = std::getenv("WARPSEARCH_HMM_GPU_VIT_MAXQ")) tier_max = std::min(tier_max, std::atoi(env));
   for (int Q : gpu::kVitSubQ) {
     if (Q > tier_max) break;
     for (int G = 1; G <= 32; ++G) {
