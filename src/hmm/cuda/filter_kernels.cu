@@ -19,20 +19,14 @@ constexpr int kNeg = -32768;
 // ---- group plumbing ---------------------------------------------------------------------------------
 
 // Sub-warp group geometry of this lane.
+// Idle lanes (gi >= S) compute like a group without a target; every warp-wide operation includes them.
 struct SubGroup {
   int lane, rank, gi, S;
-  unsigned mask;
-  __device__ SubGroup(int G) {
+  __device__ explicit SubGroup(int G) {
     lane = static_cast<int>(threadIdx.x & 31u);
     S = 32 / G;
     gi = lane / G;
     rank = lane - gi * G;
-    if (gi >= S) {  // idle lanes: their own "group" (no target)
-      const unsigned lo = static_cast<unsigned>(S * G);
-      mask = kFull << lo;
-    } else {
-      mask = (G == 32) ? kFull : (((1u << G) - 1u) << (gi * G));
-    }
   }
 };
 
@@ -594,37 +588,43 @@ __global__ void __launch_bounds__(kSubWarpThreads) vit_subwarp_s(DbView db, VitP
 
 }  // namespace
 
-#define WS_SSV_SUB(Q)                                                                               \
-  case Q:                                                                                           \
-    if (smem > 48 * 1024)                                                                           \
-      WS_CUDA_CHECK(                                                                                \
-          cudaFuncSetAttribute(ssv_subwarp<Q>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)); \
-    ssv_subwarp<Q><<<grid, kSubWarpThreads, smem, stream>>>(db, p);                                 \
-    break;
-#define WS_MSV_SUB(Q)                                                                               \
-  case Q:                                                                                           \
-    if (smem > 48 * 1024)                                                                           \
-      WS_CUDA_CHECK(                                                                                \
-          cudaFuncSetAttribute(msv_subwarp<Q>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)); \
-    msv_subwarp<Q><<<grid, kSubWarpThreads, smem, stream>>>(db, p);                                 \
-    break;
+// Launches kernel<<<grid, threads, smem>>> (raising the kernel's dynamic shared memory limit when needed).
+template <class P>
+void launch_one(void (*kernel)(DbView, P), int grid, int threads, int smem, cudaStream_t stream,
+                const DbView& db, const P& p) {
+  if (smem > 48 * 1024)
+    WS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  kernel<<<grid, threads, smem, stream>>>(db, p);
+}
 
+// One case of a launch switch: the instantiation for node-run length Q.
+#define WS_CASE(kernel, Q, threads) \
+  case Q: launch_one(kernel<Q>, shape.grid, threads, shape.smem_bytes, stream, db, p); break;
+// The sub-warp SSV/MSV instantiations (filter_launch.hpp kSsvSubQ) and the block ones (kSsvBlockQ).
+#define WS_SUB16_CASES(kernel)                                                                          \
+  WS_CASE(kernel, 2, kSubWarpThreads)                                                                   \
+  WS_CASE(kernel, 4, kSubWarpThreads) WS_CASE(kernel, 6, kSubWarpThreads)                               \
+      WS_CASE(kernel, 8, kSubWarpThreads) WS_CASE(kernel, 10, kSubWarpThreads)                          \
+          WS_CASE(kernel, 12, kSubWarpThreads) WS_CASE(kernel, 16, kSubWarpThreads)                     \
+              WS_CASE(kernel, 20, kSubWarpThreads) WS_CASE(kernel, 24, kSubWarpThreads)                 \
+                  WS_CASE(kernel, 28, kSubWarpThreads) WS_CASE(kernel, 32, kSubWarpThreads)             \
+                      WS_CASE(kernel, 36, kSubWarpThreads) WS_CASE(kernel, 40, kSubWarpThreads)         \
+                          WS_CASE(kernel, 44, kSubWarpThreads) WS_CASE(kernel, 48, kSubWarpThreads)     \
+                              WS_CASE(kernel, 52, kSubWarpThreads) WS_CASE(kernel, 56, kSubWarpThreads) \
+                                  WS_CASE(kernel, 60, kSubWarpThreads) WS_CASE(kernel, 64, kSubWarpThreads)
+#define WS_BLOCK16_CASES(kernel) \
+  WS_CASE(kernel, 16, shape.block) WS_CASE(kernel, 32, shape.block) WS_CASE(kernel, 64, shape.block)
+
+// clang-format off
 void launch_ssv(const LaunchShape& shape, const DbView& db, const SsvParams& p, cudaStream_t stream) {
-  const int grid = shape.grid;
-  const int smem = shape.smem_bytes;
   if (!shape.block_mode) {
     switch (shape.Q) {
-      WS_SSV_SUB(2)
-      WS_SSV_SUB(4) WS_SSV_SUB(6) WS_SSV_SUB(8) WS_SSV_SUB(10) WS_SSV_SUB(12) WS_SSV_SUB(16) WS_SSV_SUB(20)
-          WS_SSV_SUB(24) WS_SSV_SUB(28) WS_SSV_SUB(32) WS_SSV_SUB(36) WS_SSV_SUB(40) WS_SSV_SUB(44)
-              WS_SSV_SUB(48) WS_SSV_SUB(52) WS_SSV_SUB(56) WS_SSV_SUB(60) WS_SSV_SUB(64) default
-          : throw_bad_shape("ssv", shape);
+      WS_SUB16_CASES(ssv_subwarp)
+      default: throw_bad_shape("ssv", shape);
     }
   } else {
     switch (shape.Q) {
-      case 16: ssv_block<16><<<grid, shape.block, 0, stream>>>(db, p); break;
-      case 32: ssv_block<32><<<grid, shape.block, 0, stream>>>(db, p); break;
-      case 64: ssv_block<64><<<grid, shape.block, 0, stream>>>(db, p); break;
+      WS_BLOCK16_CASES(ssv_block)
       default: throw_bad_shape("ssv", shape);
     }
   }
@@ -632,21 +632,14 @@ void launch_ssv(const LaunchShape& shape, const DbView& db, const SsvParams& p, 
 }
 
 void launch_msv(const LaunchShape& shape, const DbView& db, const MsvParams& p, cudaStream_t stream) {
-  const int grid = shape.grid;
-  const int smem = shape.smem_bytes;
   if (!shape.block_mode) {
     switch (shape.Q) {
-      WS_MSV_SUB(2)
-      WS_MSV_SUB(4) WS_MSV_SUB(6) WS_MSV_SUB(8) WS_MSV_SUB(10) WS_MSV_SUB(12) WS_MSV_SUB(16) WS_MSV_SUB(20)
-          WS_MSV_SUB(24) WS_MSV_SUB(28) WS_MSV_SUB(32) WS_MSV_SUB(36) WS_MSV_SUB(40) WS_MSV_SUB(44)
-              WS_MSV_SUB(48) WS_MSV_SUB(52) WS_MSV_SUB(56) WS_MSV_SUB(60) WS_MSV_SUB(64) default
-          : throw_bad_shape("msv", shape);
+      WS_SUB16_CASES(msv_subwarp)
+      default: throw_bad_shape("msv", shape);
     }
   } else {
     switch (shape.Q) {
-      case 16: msv_block<16><<<grid, shape.block, 0, stream>>>(db, p); break;
-      case 32: msv_block<32><<<grid, shape.block, 0, stream>>>(db, p); break;
-      case 64: msv_block<64><<<grid, shape.block, 0, stream>>>(db, p); break;
+      WS_BLOCK16_CASES(msv_block)
       default: throw_bad_shape("msv", shape);
     }
   }
@@ -654,35 +647,30 @@ void launch_msv(const LaunchShape& shape, const DbView& db, const MsvParams& p, 
 }
 
 void launch_vit(const LaunchShape& shape, const DbView& db, const VitParams& p, cudaStream_t stream) {
-  const int grid = shape.grid;
-  const int smem = shape.smem_bytes;
-#define WS_VIT(kernel, Q, threads)                                                                       \
-  case Q:                                                                                                \
-    if (smem > 48 * 1024)                                                                                \
-      WS_CUDA_CHECK(cudaFuncSetAttribute(kernel<Q>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)); \
-    kernel<Q><<<grid, threads, smem, stream>>>(db, p);                                                   \
-    break;
   if (!shape.block_mode) {
     switch (shape.Q) {
-      WS_VIT(vit_subwarp_r, 1, kSubWarpThreads)
-      WS_VIT(vit_subwarp_r, 2, kSubWarpThreads) WS_VIT(vit_subwarp_r, 4, kSubWarpThreads)
-          WS_VIT(vit_subwarp_r, 8, kSubWarpThreads) WS_VIT(vit_subwarp_r, 12, kSubWarpThreads)
-              WS_VIT(vit_subwarp_r, 16, kSubWarpThreads) WS_VIT(vit_subwarp_s, 24, kSubWarpThreads)
-                  WS_VIT(vit_subwarp_s, 32, kSubWarpThreads) WS_VIT(vit_subwarp_s, 48, kSubWarpThreads)
-                      WS_VIT(vit_subwarp_s, 64, kSubWarpThreads)
-                          WS_VIT(vit_subwarp_s, 80, kSubWarpThreads) default
-          : throw_bad_shape("viterbi", shape);
+      WS_CASE(vit_subwarp_r, 1, kSubWarpThreads)  WS_CASE(vit_subwarp_r, 2, kSubWarpThreads)
+      WS_CASE(vit_subwarp_r, 4, kSubWarpThreads)  WS_CASE(vit_subwarp_r, 8, kSubWarpThreads)
+      WS_CASE(vit_subwarp_r, 12, kSubWarpThreads) WS_CASE(vit_subwarp_r, 16, kSubWarpThreads)
+      WS_CASE(vit_subwarp_s, 24, kSubWarpThreads) WS_CASE(vit_subwarp_s, 32, kSubWarpThreads)
+      WS_CASE(vit_subwarp_s, 48, kSubWarpThreads) WS_CASE(vit_subwarp_s, 64, kSubWarpThreads)
+      WS_CASE(vit_subwarp_s, 80, kSubWarpThreads)
+      default: throw_bad_shape("viterbi", shape);
     }
   } else {
     switch (shape.Q) {
-      WS_VIT(vit_block, 8, shape.block)
-      WS_VIT(vit_block, 16, shape.block) WS_VIT(vit_block, 32, shape.block) WS_VIT(vit_block, 64, shape.block)
-          WS_VIT(vit_block, 100, shape.block) default : throw_bad_shape("viterbi", shape);
+      WS_CASE(vit_block, 8, shape.block)  WS_CASE(vit_block, 16, shape.block) WS_CASE(vit_block, 32, shape.block)
+      WS_CASE(vit_block, 64, shape.block) WS_CASE(vit_block, 100, shape.block)
+      default: throw_bad_shape("viterbi", shape);
     }
   }
-#undef WS_VIT
   WS_CUDA_CHECK_LAUNCH();
 }
+// clang-format on
+
+#undef WS_BLOCK16_CASES
+#undef WS_SUB16_CASES
+#undef WS_CASE
 
 int sub_warp_threads() { return kSubWarpThreads; }
 
