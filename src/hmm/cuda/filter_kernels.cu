@@ -386,12 +386,13 @@ struct VitRow {
 #pragma unroll
     for (int j = Q - 1; j >= 0; --j) {
       const int mm = j ? M[j - 1] : pm, ii = j ? I[j - 1] : pi, dd = j ? D[j - 1] : pd;
-      int sv = xB + tr.get(0, j);
-      sv = max(sv, mm + tr.get(1, j));
-      sv = max(sv, ii + tr.get(2, j));
-      sv = max(sv, dd + tr.get(3, j));
-      sv = clamp16(floor16(sv) + emit[j * estride]);
-      const int iv = floor16(max(M[j] + tr.get(5, j), I[j] + tr.get(6, j)));
+      // DPX max(a + b, c) forms (one instruction each on sm_90); same values as the plain expressions.
+      int sv = __viaddmax_s32(xB, tr.get(0, j), kNeg);  // floor16 of the maximum, folded in
+      sv = __viaddmax_s32(mm, tr.get(1, j), sv);
+      sv = __viaddmax_s32(ii, tr.get(2, j), sv);
+      sv = __viaddmax_s32(dd, tr.get(3, j), sv);
+      sv = min(__viaddmax_s32(sv, emit[j * estride], kNeg), 32767);
+      const int iv = __viaddmax_s32(I[j], tr.get(6, j), __viaddmax_s32(M[j], tr.get(5, j), kNeg));
       M[j] = sv;
       I[j] = iv;
       emax = max(emax, sv);
@@ -402,8 +403,8 @@ struct VitRow {
     for (int j = 0; j < Q; ++j) {
       D[j] = dcur;
       const int ddt = tr.get(7, j);
-      dcur = floor16(max(M[j] + tr.get(4, j), dcur + ddt));
-      s = floorS(s + ddt);
+      dcur = __viaddmax_s32(dcur, ddt, __viaddmax_s32(M[j], tr.get(4, j), kNeg));
+      s = __viaddmax_s32(s, ddt, -65536);
     }
     A = dcur;
     S = s;
@@ -416,8 +417,8 @@ struct VitRow {
     int pc = c;
 #pragma unroll
     for (int j = 0; j < Q; ++j) {
-      D[j] = max(D[j], floor16(pc));
-      pc = floorS(pc + tr.get(7, j));
+      D[j] = max(D[j], pc);  // (D[j] >= -32768 already, so pc needs no floor here)
+      pc = __viaddmax_s32(pc, tr.get(7, j), -65536);
     }
   }
 };
@@ -603,15 +604,16 @@ void launch_one(void (*kernel)(DbView, P), int grid, int threads, int smem, cuda
 // The sub-warp SSV/MSV instantiations (filter_launch.hpp kSsvSubQ) and the block ones (kSsvBlockQ).
 #define WS_SUB16_CASES(kernel)                                                                          \
   WS_CASE(kernel, 2, kSubWarpThreads)                                                                   \
-  WS_CASE(kernel, 4, kSubWarpThreads) WS_CASE(kernel, 6, kSubWarpThreads)                               \
-      WS_CASE(kernel, 8, kSubWarpThreads) WS_CASE(kernel, 10, kSubWarpThreads)                          \
-          WS_CASE(kernel, 12, kSubWarpThreads) WS_CASE(kernel, 16, kSubWarpThreads)                     \
-              WS_CASE(kernel, 20, kSubWarpThreads) WS_CASE(kernel, 24, kSubWarpThreads)                 \
-                  WS_CASE(kernel, 28, kSubWarpThreads) WS_CASE(kernel, 32, kSubWarpThreads)             \
-                      WS_CASE(kernel, 36, kSubWarpThreads) WS_CASE(kernel, 40, kSubWarpThreads)         \
-                          WS_CASE(kernel, 44, kSubWarpThreads) WS_CASE(kernel, 48, kSubWarpThreads)     \
-                              WS_CASE(kernel, 52, kSubWarpThreads) WS_CASE(kernel, 56, kSubWarpThreads) \
-                                  WS_CASE(kernel, 60, kSubWarpThreads) WS_CASE(kernel, 64, kSubWarpThreads)
+  WS_CASE(kernel, 4, kSubWarpThreads)                                                                   \
+  WS_CASE(kernel, 6, kSubWarpThreads) WS_CASE(kernel, 8, kSubWarpThreads)                               \
+      WS_CASE(kernel, 10, kSubWarpThreads) WS_CASE(kernel, 12, kSubWarpThreads)                         \
+          WS_CASE(kernel, 16, kSubWarpThreads) WS_CASE(kernel, 20, kSubWarpThreads)                     \
+              WS_CASE(kernel, 24, kSubWarpThreads) WS_CASE(kernel, 28, kSubWarpThreads)                 \
+                  WS_CASE(kernel, 32, kSubWarpThreads) WS_CASE(kernel, 36, kSubWarpThreads)             \
+                      WS_CASE(kernel, 40, kSubWarpThreads) WS_CASE(kernel, 44, kSubWarpThreads)         \
+                          WS_CASE(kernel, 48, kSubWarpThreads) WS_CASE(kernel, 52, kSubWarpThreads)     \
+                              WS_CASE(kernel, 56, kSubWarpThreads) WS_CASE(kernel, 60, kSubWarpThreads) \
+                                  WS_CASE(kernel, 64, kSubWarpThreads)
 #define WS_BLOCK16_CASES(kernel) \
   WS_CASE(kernel, 16, shape.block) WS_CASE(kernel, 32, shape.block) WS_CASE(kernel, 64, shape.block)
 
@@ -647,11 +649,24 @@ void launch_msv(const LaunchShape& shape, const DbView& db, const MsvParams& p, 
 }
 
 void launch_vit(const LaunchShape& shape, const DbView& db, const VitParams& p, cudaStream_t stream) {
-  if (!shape.block_mode) {
+  if (!shape.block_mode && shape.Q <= kVitSubRegsMaxQ) {
+    if (shape.trans_regs) {
+      switch (shape.Q) {
+        WS_CASE(vit_subwarp_r, 1, kSubWarpThreads)  WS_CASE(vit_subwarp_r, 2, kSubWarpThreads)
+        WS_CASE(vit_subwarp_r, 4, kSubWarpThreads)  WS_CASE(vit_subwarp_r, 8, kSubWarpThreads)
+        WS_CASE(vit_subwarp_r, 12, kSubWarpThreads) WS_CASE(vit_subwarp_r, 16, kSubWarpThreads)
+        default: throw_bad_shape("viterbi", shape);
+      }
+    } else {
+      switch (shape.Q) {
+        WS_CASE(vit_subwarp_s, 1, kSubWarpThreads)  WS_CASE(vit_subwarp_s, 2, kSubWarpThreads)
+        WS_CASE(vit_subwarp_s, 4, kSubWarpThreads)  WS_CASE(vit_subwarp_s, 8, kSubWarpThreads)
+        WS_CASE(vit_subwarp_s, 12, kSubWarpThreads) WS_CASE(vit_subwarp_s, 16, kSubWarpThreads)
+        default: throw_bad_shape("viterbi", shape);
+      }
+    }
+  } else if (!shape.block_mode) {
     switch (shape.Q) {
-      WS_CASE(vit_subwarp_r, 1, kSubWarpThreads)  WS_CASE(vit_subwarp_r, 2, kSubWarpThreads)
-      WS_CASE(vit_subwarp_r, 4, kSubWarpThreads)  WS_CASE(vit_subwarp_r, 8, kSubWarpThreads)
-      WS_CASE(vit_subwarp_r, 12, kSubWarpThreads) WS_CASE(vit_subwarp_r, 16, kSubWarpThreads)
       WS_CASE(vit_subwarp_s, 24, kSubWarpThreads) WS_CASE(vit_subwarp_s, 32, kSubWarpThreads)
       WS_CASE(vit_subwarp_s, 48, kSubWarpThreads) WS_CASE(vit_subwarp_s, 64, kSubWarpThreads)
       WS_CASE(vit_subwarp_s, 80, kSubWarpThreads)

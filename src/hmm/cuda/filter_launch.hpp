@@ -20,6 +20,8 @@ struct LaunchShape {
   int block = 0;  // threads per block (block mode: G)
   int grid = 0;
   int smem_bytes = 0;
+  bool trans_regs =
+      false;  // sub-warp Viterbi with Q <= kVitSubRegsMaxQ: transitions in registers (else shared)
 };
 
 [[noreturn]] inline void throw_bad_shape(const char* kernel, const LaunchShape& s) {

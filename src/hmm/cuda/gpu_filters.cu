@@ -18,8 +18,8 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -100,20 +100,23 @@ LaunchShape choose_shape32(int M, int Kp, int smem_optin) {
   // shared-memory transition kernels up to Q = 32, then up to 48 (some spills); longer models run in
   // block mode. Within a tier the score below picks (G, Q).
   int tier_max = M <= 16 * 32 ? gpu::kVitSubRegsMaxQ : M <= 32 * 32 ? 32 : M <= 48 * 32 ? 48 : 80;
-  // Tuning knob for measurements (docs/HMMSEARCH.md): the largest sub-warp Q; longer models go to block mode.
-  if (const char* env = std::getenv("WARPSEARCH_HMM_GPU_VIT_MAXQ")) tier_max = std::min(tier_max, std::atoi(env));
+  // Tuning knobs for measurements (docs/HMMSEARCH.md): the largest sub-warp Q (longer models go to block
+  // mode), and whether Q <= 16 keeps the transitions in registers (default) or in shared memory.
+  if (const char* env = std::getenv("WARPSEARCH_HMM_GPU_VIT_MAXQ"))
+    tier_max = std::min(tier_max, std::atoi(env));
+  const char* regs_env = std::getenv("WARPSEARCH_HMM_GPU_VIT_REGS");
+  const int regs_max = regs_env != nullptr && std::atoi(regs_env) == 0 ? 0 : gpu::kVitSubRegsMaxQ;
   for (int Q : gpu::kVitSubQ) {
     if (Q > tier_max) break;
     for (int G = 1; G <= 32; ++G) {
       if (G * Q < M) continue;
       const int S = 32 / G;
       const double eff = static_cast<double>(M) * S / (32.0 * (kRowOverhead + Q));
-      const int smem =
-          (Kp * gpu::vit_emit_stride(Q) + (Q > gpu::kVitSubRegsMaxQ ? gpu::vit_trans_stride(Q) : 0)) * G * 2;
+      const int smem = (Kp * gpu::vit_emit_stride(Q) + (Q > regs_max ? gpu::vit_trans_stride(Q) : 0)) * G * 2;
       if (smem > smem_optin) continue;
       if (eff > best_eff + 1e-9) {
         best_eff = eff;
-        best = LaunchShape{false, G, Q, gpu::sub_warp_threads(), 0, smem};
+        best = LaunchShape{false, G, Q, gpu::sub_warp_threads(), 0, smem, Q <= regs_max};
       }
       break;
     }
