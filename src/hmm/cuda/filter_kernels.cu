@@ -112,7 +112,8 @@ __global__ void __launch_bounds__(kSubWarpThreads) ssv_subwarp(DbView db, SsvPar
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const int x = (i + r < L) ? residue(word, r) : p.pad_code;
-        const uint32_t up = __shfl_up_sync(kFull, d[Q - 1], 1);
+        // (G = 1: every lane is a group's rank 0, the shuffle would be ignored; G is warp-uniform)
+        const uint32_t up = G == 1 ? 0u : __shfl_up_sync(kFull, d[Q - 1], 1);
         const uint32_t carry = __byte_perm(g.rank == 0 ? 0u : up, d[Q - 1], 0x5432);
         ssv_row<Q>(d, tab_t + x * rowstride, G, carry, emax);
       }
@@ -250,7 +251,7 @@ __global__ void __launch_bounds__(kSubWarpThreads) msv_subwarp(DbView db, MsvPar
       for (int r = 0; r < 4; ++r) {
         const bool live = i + r < L;
         const int x = live ? residue(word, r) : p.pad_code;
-        const uint32_t up = __shfl_up_sync(kFull, m[Q - 1], 1);
+        const uint32_t up = G == 1 ? 0u : __shfl_up_sync(kFull, m[Q - 1], 1);
         const uint32_t carry = __byte_perm(g.rank == 0 ? 0u : up, m[Q - 1], 0x5432);
         const uint32_t emax =
             msv_row<Q>(m, tab_t + x * rowstride, G, carry, static_cast<uint32_t>(sp.xB) * 0x00010001u, bias2);
@@ -315,7 +316,6 @@ __global__ void __launch_bounds__(1024) msv_block(DbView db, MsvParams p) {
 
 // ---- Viterbi filter ---------------------------------------------------------------------------------------
 
-__device__ inline int clamp16(int v) { return min(max(v, -32768), 32767); }
 __device__ inline int floor16(int v) { return max(v, -32768); }
 __device__ inline int floorS(int v) { return max(v, -65536); }
 
@@ -602,18 +602,18 @@ void launch_one(void (*kernel)(DbView, P), int grid, int threads, int smem, cuda
 #define WS_CASE(kernel, Q, threads) \
   case Q: launch_one(kernel<Q>, shape.grid, threads, shape.smem_bytes, stream, db, p); break;
 // The sub-warp SSV/MSV instantiations (filter_launch.hpp kSsvSubQ) and the block ones (kSsvBlockQ).
-#define WS_SUB16_CASES(kernel)                                                                          \
-  WS_CASE(kernel, 2, kSubWarpThreads)                                                                   \
-  WS_CASE(kernel, 4, kSubWarpThreads)                                                                   \
-  WS_CASE(kernel, 6, kSubWarpThreads) WS_CASE(kernel, 8, kSubWarpThreads)                               \
-      WS_CASE(kernel, 10, kSubWarpThreads) WS_CASE(kernel, 12, kSubWarpThreads)                         \
-          WS_CASE(kernel, 16, kSubWarpThreads) WS_CASE(kernel, 20, kSubWarpThreads)                     \
-              WS_CASE(kernel, 24, kSubWarpThreads) WS_CASE(kernel, 28, kSubWarpThreads)                 \
-                  WS_CASE(kernel, 32, kSubWarpThreads) WS_CASE(kernel, 36, kSubWarpThreads)             \
-                      WS_CASE(kernel, 40, kSubWarpThreads) WS_CASE(kernel, 44, kSubWarpThreads)         \
-                          WS_CASE(kernel, 48, kSubWarpThreads) WS_CASE(kernel, 52, kSubWarpThreads)     \
-                              WS_CASE(kernel, 56, kSubWarpThreads) WS_CASE(kernel, 60, kSubWarpThreads) \
-                                  WS_CASE(kernel, 64, kSubWarpThreads)
+#define WS_SUB16_CASES(kernel)                                                                      \
+  WS_CASE(kernel, 2, kSubWarpThreads)                                                               \
+  WS_CASE(kernel, 4, kSubWarpThreads)                                                               \
+  WS_CASE(kernel, 6, kSubWarpThreads)                                                               \
+  WS_CASE(kernel, 8, kSubWarpThreads) WS_CASE(kernel, 10, kSubWarpThreads)                          \
+      WS_CASE(kernel, 12, kSubWarpThreads) WS_CASE(kernel, 16, kSubWarpThreads)                     \
+          WS_CASE(kernel, 20, kSubWarpThreads) WS_CASE(kernel, 24, kSubWarpThreads)                 \
+              WS_CASE(kernel, 28, kSubWarpThreads) WS_CASE(kernel, 32, kSubWarpThreads)             \
+                  WS_CASE(kernel, 36, kSubWarpThreads) WS_CASE(kernel, 40, kSubWarpThreads)         \
+                      WS_CASE(kernel, 44, kSubWarpThreads) WS_CASE(kernel, 48, kSubWarpThreads)     \
+                          WS_CASE(kernel, 52, kSubWarpThreads) WS_CASE(kernel, 56, kSubWarpThreads) \
+                              WS_CASE(kernel, 60, kSubWarpThreads) WS_CASE(kernel, 64, kSubWarpThreads)
 #define WS_BLOCK16_CASES(kernel) \
   WS_CASE(kernel, 16, shape.block) WS_CASE(kernel, 32, shape.block) WS_CASE(kernel, 64, shape.block)
 
