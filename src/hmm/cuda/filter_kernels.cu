@@ -397,7 +397,8 @@ struct VitRow {
       I[j] = iv;
       emax = max(emax, sv);
     }
-    // Local D with carry -inf: D[0] placeholder kNeg; D[j] = max(M[j-1] + MD, D[j-1] + DD).
+    // Local D pass assuming -inf enters the thread's first node (fix() adds the real carry-in):
+    // D[0] = -32768, D[j] = max(M[j-1] + MD, D[j-1] + DD).
     int dcur = kNeg, s = 0;
 #pragma unroll
     for (int j = 0; j < Q; ++j) {
@@ -606,14 +607,15 @@ void launch_one(void (*kernel)(DbView, P), int grid, int threads, int smem, cuda
   WS_CASE(kernel, 2, kSubWarpThreads)                                                               \
   WS_CASE(kernel, 4, kSubWarpThreads)                                                               \
   WS_CASE(kernel, 6, kSubWarpThreads)                                                               \
-  WS_CASE(kernel, 8, kSubWarpThreads) WS_CASE(kernel, 10, kSubWarpThreads)                          \
-      WS_CASE(kernel, 12, kSubWarpThreads) WS_CASE(kernel, 16, kSubWarpThreads)                     \
-          WS_CASE(kernel, 20, kSubWarpThreads) WS_CASE(kernel, 24, kSubWarpThreads)                 \
-              WS_CASE(kernel, 28, kSubWarpThreads) WS_CASE(kernel, 32, kSubWarpThreads)             \
-                  WS_CASE(kernel, 36, kSubWarpThreads) WS_CASE(kernel, 40, kSubWarpThreads)         \
-                      WS_CASE(kernel, 44, kSubWarpThreads) WS_CASE(kernel, 48, kSubWarpThreads)     \
-                          WS_CASE(kernel, 52, kSubWarpThreads) WS_CASE(kernel, 56, kSubWarpThreads) \
-                              WS_CASE(kernel, 60, kSubWarpThreads) WS_CASE(kernel, 64, kSubWarpThreads)
+  WS_CASE(kernel, 8, kSubWarpThreads)                                                               \
+  WS_CASE(kernel, 10, kSubWarpThreads) WS_CASE(kernel, 12, kSubWarpThreads)                         \
+      WS_CASE(kernel, 16, kSubWarpThreads) WS_CASE(kernel, 20, kSubWarpThreads)                     \
+          WS_CASE(kernel, 24, kSubWarpThreads) WS_CASE(kernel, 28, kSubWarpThreads)                 \
+              WS_CASE(kernel, 32, kSubWarpThreads) WS_CASE(kernel, 36, kSubWarpThreads)             \
+                  WS_CASE(kernel, 40, kSubWarpThreads) WS_CASE(kernel, 44, kSubWarpThreads)         \
+                      WS_CASE(kernel, 48, kSubWarpThreads) WS_CASE(kernel, 52, kSubWarpThreads)     \
+                          WS_CASE(kernel, 56, kSubWarpThreads) WS_CASE(kernel, 60, kSubWarpThreads) \
+                              WS_CASE(kernel, 64, kSubWarpThreads)
 #define WS_BLOCK16_CASES(kernel) \
   WS_CASE(kernel, 16, shape.block) WS_CASE(kernel, 32, shape.block) WS_CASE(kernel, 64, shape.block)
 
