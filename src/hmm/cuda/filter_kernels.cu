@@ -603,23 +603,18 @@ void launch_one(void (*kernel)(DbView, P), int grid, int threads, int smem, cuda
 #define WS_CASE(kernel, Q, threads) \
   case Q: launch_one(kernel<Q>, shape.grid, threads, shape.smem_bytes, stream, db, p); break;
 // The sub-warp SSV/MSV instantiations (filter_launch.hpp kSsvSubQ) and the block ones (kSsvBlockQ).
-#define WS_SUB16_CASES(kernel)                                                                      \
-  WS_CASE(kernel, 2, kSubWarpThreads)                                                               \
-  WS_CASE(kernel, 4, kSubWarpThreads)                                                               \
-  WS_CASE(kernel, 6, kSubWarpThreads)                                                               \
-  WS_CASE(kernel, 8, kSubWarpThreads)                                                               \
-  WS_CASE(kernel, 10, kSubWarpThreads) WS_CASE(kernel, 12, kSubWarpThreads)                         \
-      WS_CASE(kernel, 16, kSubWarpThreads) WS_CASE(kernel, 20, kSubWarpThreads)                     \
-          WS_CASE(kernel, 24, kSubWarpThreads) WS_CASE(kernel, 28, kSubWarpThreads)                 \
-              WS_CASE(kernel, 32, kSubWarpThreads) WS_CASE(kernel, 36, kSubWarpThreads)             \
-                  WS_CASE(kernel, 40, kSubWarpThreads) WS_CASE(kernel, 44, kSubWarpThreads)         \
-                      WS_CASE(kernel, 48, kSubWarpThreads) WS_CASE(kernel, 52, kSubWarpThreads)     \
-                          WS_CASE(kernel, 56, kSubWarpThreads) WS_CASE(kernel, 60, kSubWarpThreads) \
-                              WS_CASE(kernel, 64, kSubWarpThreads)
+// clang-format off
+#define WS_SUB16_CASES(kernel) \
+  WS_CASE(kernel, 2, kSubWarpThreads) WS_CASE(kernel, 4, kSubWarpThreads) WS_CASE(kernel, 6, kSubWarpThreads) \
+  WS_CASE(kernel, 8, kSubWarpThreads) WS_CASE(kernel, 10, kSubWarpThreads) WS_CASE(kernel, 12, kSubWarpThreads) \
+  WS_CASE(kernel, 16, kSubWarpThreads) WS_CASE(kernel, 20, kSubWarpThreads) WS_CASE(kernel, 24, kSubWarpThreads) \
+  WS_CASE(kernel, 28, kSubWarpThreads) WS_CASE(kernel, 32, kSubWarpThreads) WS_CASE(kernel, 36, kSubWarpThreads) \
+  WS_CASE(kernel, 40, kSubWarpThreads) WS_CASE(kernel, 44, kSubWarpThreads) WS_CASE(kernel, 48, kSubWarpThreads) \
+  WS_CASE(kernel, 52, kSubWarpThreads) WS_CASE(kernel, 56, kSubWarpThreads) WS_CASE(kernel, 60, kSubWarpThreads) \
+  WS_CASE(kernel, 64, kSubWarpThreads)
 #define WS_BLOCK16_CASES(kernel) \
   WS_CASE(kernel, 16, shape.block) WS_CASE(kernel, 32, shape.block) WS_CASE(kernel, 64, shape.block)
 
-// clang-format off
 void launch_ssv(const LaunchShape& shape, const DbView& db, const SsvParams& p, cudaStream_t stream) {
   if (!shape.block_mode) {
     switch (shape.Q) {
