@@ -1,0 +1,109 @@
+// gpu_plan.cpp: letter classes, the substitution table and the length partitions of the swsearch GPU kernels;
+// also make_gpu_engine for builds without CUDA (it throws; CUDA builds define it in src/swsearch/cuda/).
+#include "swsearch/gpu_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "swsearch/engine.hpp"
+#include "warpsearch/error.hpp"
+
+namespace warpsearch::swsearch::gpu {
+
+LetterClasses make_letter_classes(const sw::PassModel& model) {
+  LetterClasses c;
+  int n = 0;
+  for (int code = 0; code < kMaxCodes; ++code) {
+    int found = -1;
+    for (int k = 0; k < n && found < 0; ++k) {
+      const int r = c.rep[static_cast<std::size_t>(k)];
+      bool same = true;
+      for (int x = 0; x < kMaxCodes && same; ++x)
+        same = model.table[code * kMaxCodes + x] == model.table[r * kMaxCodes + x] &&
+               model.table[x * kMaxCodes + code] == model.table[x * kMaxCodes + r];
+      if (same) found = k;
+    }
+    if (found < 0) {
+      found = n++;
+      c.rep[static_cast<std::size_t>(found)] = static_cast<std::uint8_t>(code);
+    }
+    c.of_code[static_cast<std::size_t>(code)] = static_cast<std::uint8_t>(found);
+  }
+  c.K = n + 1;  // + the pad class
+  return c;
+}
+
+std::vector<std::uint32_t> letter_table(const sw::PassModel& model, const LetterClasses& classes,
+                                        int pad_score) {
+  const int K = classes.K;
+  const int pad = K - 1;
+  std::vector<std::uint32_t> t(static_cast<std::size_t>(K) * K);
+  for (int q = 0; q < K; ++q)
+    for (int a = 0; a < K; ++a) {
+      const int v = q == pad || a == pad ? pad_score
+                                         : model.score(classes.rep[static_cast<std::size_t>(q)],
+                                                       classes.rep[static_cast<std::size_t>(a)]);
+      const auto h = static_cast<std::uint32_t>(static_cast<std::uint16_t>(static_cast<std::int16_t>(v)));
+      t[static_cast<std::size_t>(q) * K + static_cast<std::size_t>(a)] = h;
+    }
+  return t;
+}
+
+std::vector<std::uint32_t> pair_table(const sw::PassModel& model, const LetterClasses& classes,
+                                      int pad_score) {
+  const std::vector<std::uint32_t> one = letter_table(model, classes, pad_score);
+  const auto K = static_cast<std::size_t>(classes.K);
+  std::vector<std::uint32_t> t(K * K * K);
+  for (std::size_t q = 0; q < K; ++q)
+    for (std::size_t b = 0; b < K; ++b)
+      for (std::size_t a = 0; a < K; ++a) t[q * K * K + a + K * b] = one[q * K + a] | one[q * K + b] << 16;
+  return t;
+}
+
+BatchPlan plan_batch(std::span<const std::uint64_t> lengths) {
+  std::vector<std::uint32_t> order;
+  order.reserve(lengths.size());
+  for (std::size_t k = 0; k < lengths.size(); ++k)
+    if (lengths[k] > 0) order.push_back(static_cast<std::uint32_t>(k));
+  std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+    return lengths[x] != lengths[y] ? lengths[x] > lengths[y] : x < y;
+  });
+  auto shape_of = [](std::uint64_t len) {
+    for (std::size_t s = 0; s < kShapes.size(); ++s)
+      if (len <= static_cast<std::uint64_t>(kShapes[s].width())) return static_cast<int>(s);
+    return -1;
+  };
+  BatchPlan plan;
+  std::size_t i = 0;
+  while (i < order.size()) {
+    const int shape = shape_of(lengths[order[i]]);
+    std::size_t j = i;
+    while (j < order.size() && shape_of(lengths[order[j]]) == shape) ++j;
+    Partition part;
+    part.shape = shape;
+    part.first_pair = static_cast<std::uint32_t>(plan.pair_a.size());
+    part.max_length = lengths[order[i]];
+    for (std::size_t k = i; k < j; k += 2) {
+      plan.pair_a.push_back(order[k]);
+      plan.pair_b.push_back(k + 1 < j ? order[k + 1] : kNone);
+      part.residues += lengths[order[k]] + (k + 1 < j ? lengths[order[k + 1]] : 0);
+    }
+    part.pairs = static_cast<std::uint32_t>(plan.pair_a.size()) - part.first_pair;
+    plan.partitions.push_back(part);
+    i = j;
+  }
+  return plan;
+}
+
+}  // namespace warpsearch::swsearch::gpu
+
+namespace warpsearch::swsearch {
+#if !defined(WARPSEARCH_HAVE_CUDA)
+std::unique_ptr<ScoreEngine> make_gpu_engine(const sw::PassModel& /*model*/, int device) {
+  throw Error(ErrorKind::kGpu,
+              fmt::format("cannot run swsearch on GPU {}: warpsearch was built without CUDA", device));
+}
+#endif
+}  // namespace warpsearch::swsearch
