@@ -132,7 +132,7 @@ struct HspStats {
 };
 
 HspStats hsp_stats(const TabularHsp& hsp, Residues query, Residues subject, const ScoringMatrix& matrix) {
-  const Alphabet alpha = Alphabet::protein();
+  const Alphabet alpha(matrix.alphabet());
   HspStats st;
   std::size_t qi = static_cast<std::size_t>(hsp.q_start);
   std::size_t si = static_cast<std::size_t>(hsp.s_start);
@@ -273,7 +273,7 @@ std::string TabularWriter::query(const TabularSequence& query, std::span<const T
   std::string out;
   auto it = std::back_inserter(out);
   if (format_.outfmt == 7) {
-    fmt::format_to(it, "# BLASTP 2.12.0+\n# Query: {}\n# Database: {}\n", trim_right(query.defline),
+    fmt::format_to(it, "# {}\n# Query: {}\n# Database: {}\n", options_.program, trim_right(query.defline),
                    options_.database_label);
     if (!hits.empty()) {
       out += "# Fields: ";
@@ -382,7 +382,7 @@ std::string TabularWriter::query(const TabularSequence& query, std::span<const T
 
 std::string TabularWriter::footer(std::size_t queries) const {
   if (format_.outfmt != 7) return {};
-  return fmt::format("# BLAST processed {} queries\n", queries);
+  return fmt::format("# {} processed {} queries\n", options_.processed_by, queries);
 }
 
 }  // namespace warpsearch::blast

@@ -31,9 +31,11 @@
 //   -subject and -db; it is blastn-only), except staxids, which prints "0" for a database (no tax ids).
 //   stitle / salltitles: "N/A" with -subject; with a database made by makeblastdb without -parse_seqids, the
 //   whole defline as written (id included, trailing blanks kept).
-// - outfmt 7 per query: "# BLASTP 2.12.0+", "# Query: <defline, trailing blanks removed>",
-//   "# Database: <label>", then when there are hits "# Fields: <descriptions joined by ', '>", then
-//   "# N hits found" (also for 0 and 1); after all queries "# BLAST processed N queries".
+// - Letters (qseq, sseq, btop) are those of the matrix's alphabet (protein for blastp; swsearch also DNA).
+// - outfmt 7 per query: "# BLASTP 2.12.0+" (TabularOptions::program), "# Query: <defline, trailing blanks
+//   removed>", "# Database: <label>", then when there are hits "# Fields: <descriptions joined by ', '>",
+//   then "# N hits found" (also for 0 and 1); after all queries "# BLAST processed N queries"
+//   (TabularOptions::processed_by).
 // - Unknown field names are refused (blastp ignores them) with an Error(kUsage) listing the supported ones.
 #pragma once
 
@@ -146,6 +148,11 @@ struct TabularHit {
 struct TabularOptions {
   std::string database_label;  // "# Database:" text (subject_database_label for -subject)
   bool subject_mode = true;    // -subject (stitle / salltitles print N/A); false: a BLAST database
+  // outfmt 7's program lines: "# <program>" opens each query's comment block and "# <processed_by>
+  // processed N queries" ends the output. The defaults are blastp 2.12's; other commands (swsearch) name
+  // themselves.
+  std::string program = "BLASTP 2.12.0+";
+  std::string processed_by = "BLAST";
 };
 
 class TabularWriter {

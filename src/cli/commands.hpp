@@ -45,5 +45,6 @@ void register_align(CLI::App& app, const GlobalOptions& global);
 void register_hmmsearch(CLI::App& app, const GlobalOptions& global);
 void register_scan(CLI::App& app, const GlobalOptions& global);
 void register_blastp(CLI::App& app, const GlobalOptions& global);
+void register_swsearch(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace warpsearch::cli

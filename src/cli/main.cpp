@@ -129,6 +129,7 @@ int run(int argc, char** argv, const dist::Comm& comm) {
   register_hmmsearch(app, global);
   register_scan(app, global);
   register_blastp(app, global);
+  register_swsearch(app, global);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
     bool distributed = false;
     for (const std::string_view name : kMpiCommands) distributed = distributed || sub->get_name() == name;
