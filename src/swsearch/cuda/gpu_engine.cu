@@ -1,0 +1,242 @@
+// gpu_engine.cu: the CUDA score engine of swsearch (engine.hpp): the database batch resident on one
+// GPU, length-partitioned (gpu_plan.hpp), scored against each query by the 16-bit kernels of
+// sw_kernels.cuh; pairs whose 16-bit score saturates are rescored on the host with 32-bit SIMD lanes.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpu/cuda/buffers.cuh"
+#include "gpu/cuda/check.cuh"
+#include "sw/simd/pass.hpp"
+#include "swsearch/cuda/sw_kernels.cuh"
+#include "swsearch/engine.hpp"
+#include "swsearch/gpu_plan.hpp"
+#include "warpsearch/error.hpp"
+
+namespace warpsearch::swsearch {
+namespace {
+
+namespace cu = ::warpsearch::gpu;
+using gpu::KernelParams;
+
+using KernelFn = void (*)(KernelParams);
+
+template <int G, int R, bool kMulti>
+KernelFn kernel_for(int mode) {
+  return mode == gpu::kPair ? &gpu::score_kernel<G, R, kMulti, gpu::kPair>
+                            : &gpu::score_kernel<G, R, kMulti, gpu::kPrivate>;
+}
+
+// The kernel of a shape (single-tile) or of the multi-tile shape, in table mode `mode`.
+KernelFn kernel_of(gpu::Shape s, bool multi, int mode) {
+  if (multi) {
+    static_assert(gpu::kMultiShape.G == 32 && gpu::kMultiShape.R == 32);
+    return kernel_for<32, 32, true>(mode);
+  }
+#define WS_SW_SHAPE(g, r) \
+  if (s.G == (g) && s.R == (r)) return kernel_for<g, r, false>(mode);
+  WS_SW_SHAPE(4, 8)
+  WS_SW_SHAPE(4, 16)
+  WS_SW_SHAPE(8, 12)
+  WS_SW_SHAPE(8, 16)
+  WS_SW_SHAPE(16, 16)
+  WS_SW_SHAPE(32, 12)
+  WS_SW_SHAPE(32, 16)
+  WS_SW_SHAPE(32, 32)
+#undef WS_SW_SHAPE
+  throw Error(ErrorKind::kInternal,
+              "swsearch: no kernel for shape " + std::to_string(s.G) + "x" + std::to_string(s.R));
+}
+
+// Measurement knob WARPSEARCH_SW_GPU_TABLE=pair|private (default pair, the faster: sw_kernels.cuh);
+// results are identical.
+int table_mode_from_env() {
+  const char* v = std::getenv("WARPSEARCH_SW_GPU_TABLE");
+  if (v == nullptr || *v == '\0' || std::string(v) == "pair") return gpu::kPair;
+  if (std::string(v) == "private") return gpu::kPrivate;
+  throw Error(ErrorKind::kUsage, std::string("WARPSEARCH_SW_GPU_TABLE must be pair or private, not ") + v);
+}
+
+std::uint32_t both_halves(int v) {
+  const auto h = static_cast<std::uint16_t>(static_cast<std::int16_t>(v));
+  return static_cast<std::uint32_t>(h) | static_cast<std::uint32_t>(h) << 16;
+}
+
+class GpuScoreEngine final : public ScoreEngine {
+ public:
+  GpuScoreEngine(const sw::PassModel& model, int device) : model_(model), device_(device) {
+    if (model.mode != sw::Mode::kLocal)
+      throw Error(ErrorKind::kInternal, "swsearch GPU engine: local mode only");
+    cu::DeviceGuard guard(device_);
+    cudaDeviceProp prop{};
+    WS_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
+    name_ = prop.name;
+    sms_ = prop.multiProcessorCount;
+    classes_ = gpu::make_letter_classes(model_);
+    mode_ = table_mode_from_env();
+    const std::vector<std::uint32_t> table = mode_ == gpu::kPair
+                                                 ? gpu::pair_table(model_, classes_, gpu::kPadScore)
+                                                 : gpu::letter_table(model_, classes_, gpu::kPadScore);
+    smem_bytes_ = gpu::table_smem_bytes(classes_.K, mode_);
+    if (smem_bytes_ > static_cast<std::size_t>(prop.sharedMemPerBlockOptin))
+      throw Error(ErrorKind::kGpu, "swsearch: the substitution table (" + std::to_string(smem_bytes_) +
+                                       " bytes) does not fit in shared memory");
+    stream_ = cu::Stream();
+    d_table_ = cu::DeviceBuffer<std::uint32_t>(table.size());
+    d_table_.upload(table);
+    d_class_ = cu::DeviceBuffer<std::uint8_t>(kMaxCodes);
+    d_class_.upload(std::span<const std::uint8_t>(classes_.of_code.data(), classes_.of_code.size()));
+    for (const gpu::Shape s : gpu::kShapes) prepare(kernel_of(s, false, mode_));
+    prepare(kernel_of(gpu::kMultiShape, true, mode_));
+  }
+
+  void set_database(const DbBatch& batch) override {
+    cu::DeviceGuard guard(device_);
+    const auto t0 = std::chrono::steady_clock::now();
+    batch_ = batch;
+    n_ = batch.size();
+    std::vector<std::uint64_t> lengths(n_);
+    for (std::size_t k = 0; k < n_; ++k) lengths[k] = batch.length(k);
+    plan_ = gpu::plan_batch(lengths);
+    std::vector<uint2> pairs(plan_.pair_a.size());
+    for (std::size_t k = 0; k < pairs.size(); ++k) pairs[k] = make_uint2(plan_.pair_a[k], plan_.pair_b[k]);
+    d_res_ = cu::DeviceBuffer<std::uint8_t>(std::max<std::size_t>(batch.residues.size(), 1));
+    if (!batch.residues.empty()) d_res_.upload(batch.residues);
+    d_off_ = cu::DeviceBuffer<std::uint64_t>(batch.offsets.size());
+    if (!batch.offsets.empty()) d_off_.upload(batch.offsets);
+    d_pairs_ = cu::DeviceBuffer<uint2>(std::max<std::size_t>(pairs.size(), 1));
+    if (!pairs.empty()) d_pairs_.upload(std::span<const uint2>(pairs));
+    d_scores_ = cu::DeviceBuffer<std::int32_t>(std::max<std::size_t>(n_, 1));
+    h_scores_ = cu::PinnedBuffer<std::int32_t>(std::max<std::size_t>(n_, 1));
+    stats_.upload_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  void scores(std::span<const std::uint8_t> query, std::span<std::int32_t> out) override {
+    if (out.size() != n_) throw Error(ErrorKind::kInternal, "swsearch GPU engine: output size mismatch");
+    if (query.empty()) throw Error(ErrorKind::kInternal, "swsearch GPU engine: empty query");
+    if (n_ == 0) return;
+    cu::DeviceGuard guard(device_);
+    const int m = static_cast<int>(query.size());
+    // Letter classes, padded with the pad class past the last step any kernel reads (m + 31 steps,
+    // rounded up to 4, plus the word loaded one iteration ahead).
+    const std::size_t qpad = (static_cast<std::size_t>(m) + 64 + 3) & ~std::size_t{3};
+    std::vector<std::uint8_t> q(qpad, static_cast<std::uint8_t>(classes_.K - 1));
+    for (int i = 0; i < m; ++i)
+      q[static_cast<std::size_t>(i)] = classes_.of_code[query[static_cast<std::size_t>(i)] & 31];
+    if (d_query_.size() < qpad) d_query_ = cu::DeviceBuffer<std::uint8_t>(qpad);
+    d_query_.upload_async(q, stream_);
+    d_scores_.fill_zero_async(stream_);  // zero-length sequences are not in any pair
+
+    KernelParams p;
+    p.residues = d_res_.data();
+    p.offsets = d_off_.data();
+    p.query = d_query_.data();
+    p.m = m;
+    p.table = d_table_.data();
+    p.code_class = d_class_.data();
+    p.K = classes_.K;
+    p.ox2 = both_halves(model_.open + model_.extend);
+    p.neg_x2 = both_halves(-model_.extend);
+    p.scores = d_scores_.data();
+
+    start_.record(stream_);
+    for (const gpu::Partition& part : plan_.partitions) {
+      const gpu::Shape shape =
+          part.shape >= 0 ? gpu::kShapes[static_cast<std::size_t>(part.shape)] : gpu::kMultiShape;
+      const bool multi = part.max_length > static_cast<std::uint64_t>(shape.width());
+      const KernelFn fn = kernel_of(shape, multi, mode_);
+      const int groups_per_block = gpu::kBlockThreads / shape.G;
+      std::size_t blocks = (part.pairs + static_cast<std::size_t>(groups_per_block) - 1) /
+                           static_cast<std::size_t>(groups_per_block);
+      p.pairs = d_pairs_.data() + part.first_pair;
+      p.npairs = part.pairs;
+      p.border = nullptr;
+      p.bstride = 0;
+      if (multi) {
+        // Multi-tile: one border column per group slot; the grid is at most what is resident at once.
+        blocks = std::min<std::size_t>(blocks, resident_blocks(fn));
+        const std::size_t slots = blocks * static_cast<std::size_t>(groups_per_block);
+        const std::size_t need = slots * static_cast<std::size_t>(m);
+        if (d_border_.size() < need) d_border_ = cu::DeviceBuffer<uint2>(need);
+        p.border = d_border_.data();
+        p.bstride = static_cast<std::uint32_t>(m);
+      }
+      fn<<<static_cast<unsigned>(blocks), gpu::kBlockThreads, smem_bytes_, stream_.get()>>>(p);
+      WS_CUDA_CHECK(cudaGetLastError());
+    }
+    stop_.record(stream_);
+    d_scores_.download_async(std::span<std::int32_t>(h_scores_.data(), n_), stream_);
+    stream_.synchronize();
+    stats_.kernel_seconds += static_cast<double>(cu::Event::elapsed_ms(start_, stop_)) / 1000.0;
+    stats_.cells += static_cast<std::uint64_t>(m) * batch_.residues.size();
+
+    for (std::size_t k = 0; k < n_; ++k) {
+      std::int32_t s = h_scores_.data()[k];
+      if (s >= gpu::kSat16) {
+        // Saturated in 16 bits: the exact score with 32-bit lanes (the pass chooses them for this size).
+        s = sw::simd::pass(model_, query, batch_.sequence(k), workspace_).score;
+        ++stats_.overflow_rescored;
+      }
+      out[k] = s;
+    }
+  }
+
+  std::string describe() const override {
+    return "GPU " + std::to_string(device_) + " (" + name_ + "): swsearch 16-bit DPX kernels, " +
+           std::to_string(classes_.K) + " letter classes, " +
+           (mode_ == gpu::kPair ? "pair" : "bank-private") + " table";
+  }
+  Stats stats() const override { return stats_; }
+
+ private:
+  void prepare(KernelFn fn) const {
+    WS_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(fn),
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(smem_bytes_)));
+  }
+  std::size_t resident_blocks(KernelFn fn) const {
+    int per_sm = 0;
+    WS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(fn),
+                                                                gpu::kBlockThreads, smem_bytes_));
+    return static_cast<std::size_t>(std::max(per_sm, 1)) * static_cast<std::size_t>(sms_);
+  }
+
+  sw::PassModel model_;
+  int device_ = 0;
+  std::string name_;
+  int sms_ = 1;
+  gpu::LetterClasses classes_;
+  int mode_ = gpu::kPair;
+  std::size_t smem_bytes_ = 0;
+  cu::Stream stream_;
+  cu::Event start_, stop_;
+  cu::DeviceBuffer<std::uint32_t> d_table_;
+  cu::DeviceBuffer<std::uint8_t> d_class_;
+  DbBatch batch_;
+  std::size_t n_ = 0;
+  gpu::BatchPlan plan_;
+  cu::DeviceBuffer<std::uint8_t> d_res_;
+  cu::DeviceBuffer<std::uint64_t> d_off_;
+  cu::DeviceBuffer<uint2> d_pairs_;
+  cu::DeviceBuffer<std::int32_t> d_scores_;
+  cu::PinnedBuffer<std::int32_t> h_scores_;
+  cu::DeviceBuffer<std::uint8_t> d_query_;
+  cu::DeviceBuffer<uint2> d_border_;
+  sw::simd::Workspace workspace_;
+  Stats stats_;
+};
+
+}  // namespace
+
+std::unique_ptr<ScoreEngine> make_gpu_engine(const sw::PassModel& model, int device) {
+  return std::make_unique<GpuScoreEngine>(model, device);
+}
+
+}  // namespace warpsearch::swsearch

@@ -1,0 +1,254 @@
+// sw_kernels.cuh: the GPU score kernel of swsearch (CUDASW++4.0 class): exact local affine-gap
+// Smith-Waterman scores of one query against many database sequences, 16-bit cells with Hopper DPX.
+//
+// WORK. A group of G lanes (G = 4..32, 32 / G groups per warp) scores a PAIR of database sequences at once:
+// every 32-bit register holds the same cell of both (low half: sequence a, the longer; high half: b). The
+// pairs come from a list sorted by length (longest first), so the groups of a warp have similar lengths;
+// groups take pairs grid-stride (group slot g: pairs g, g + slots, ...).
+//
+// CELL LAYOUT. Database positions are the columns j (the model's target), query positions the rows i. A
+// tile is W = G * R consecutive columns; lane l of the group holds columns l*R .. l*R + R - 1 of the tile
+// in registers: H(i-1, j) and F(i, j) of its columns, and the byte offsets of both sequences'
+// substitution-table entry for each column. The query streams through the lanes as a systolic wavefront: at
+// step s lane l computes row i = s - l of its columns, taking from lane l - 1 (one shuffle, computed at step
+// s - 1) the H and E of the column just left of its first one at row i. Lane 0 takes them from the tile
+// border: the left local boundary (H = 0, E(i, 0) = -(O + X)) for the first tile, else the (H, E) column that
+// lane G-1 of the previous tile wrote to the group's border scratch. A tile takes m + G - 1 steps; rows
+// outside 0..m-1 (the wavefront's fill and drain) read the pad letter, whose scores (-32000) keep every value
+// they produce at H = 0 / F = -(O + X) before the first row and below the real maximum after the last one.
+//
+// RECURRENCE (model.hpp, local mode; O = open, X = extend, OX = O + X), per cell:
+//   H(i,j) = max(H(i-1,j-1) + s(q_i, t_j), E(i,j), F(i,j), 0)
+//   E(i,j+1) = max(E(i,j) - X, H(i,j) - OX)        F(i+1,j) = max(F(i,j) - X, H(i,j) - OX)
+// and the score is the maximum H. Because H >= 0, every E and F is >= -OX >= -254 after its first update.
+// The kernel holds every H, E and F plus OX (the bias), so all stored values are >= 0 and H >= OX: the floor
+// 0 becomes max(.., OX), and H - OX, a halfwise subtraction that never borrows, runs as one 32-bit integer
+// multiply-add on the FMA pipe (the 16x2 DPX instructions all run on the ALU pipe at half rate, measured
+// ~8 cycles of latency). Per register and column: t = max(diag + s, F) (add-max; it does not wait for E),
+// H = max(t, E, OX) (max3), H - OX (multiply-add), E and F (add-max each), and every second column the
+// running maximum (max3): 4.5 ALU instructions, and the E chain through a lane's columns is max3 ->
+// multiply-add -> add-max per column.
+//
+// SUBSTITUTION TABLE (shared memory), two layouts (TableMode):
+//   kPair (default): K*K*K words, entry q*K*K + a + K*b = (s(q,a), s(q,b)) for K letter classes (codes with
+//     identical matrix rows and columns share a class; class K-1 is the pad letter, scoring -32000 against
+//     everything): one load per register and column; the lanes of a warp read different rows, so their
+//     loads conflict at random (about 3.5-way).
+//   kPrivate: K*K entries (q, a) = s(q, a) zero-extended, replicated once per bank (entry (q, a) of lane L
+//     is word (q*K + a)*32 + L), so no load ever conflicts; per register and column two loads and a
+//     multiply-add (sb << 16) + sa. The extra issue slots cost more than the conflicts save: on an H100
+//     kPair measured 2.48 TCUPS and kPrivate 2.20 (docs/PERFORMANCE.md); WARPSEARCH_SW_GPU_TABLE selects.
+//
+// OVERFLOW. H grows by at most max_score (<= 127) per step along a diagonal, so a wrapped 16-bit value
+// needs a predecessor >= 32767 - 127 > 32000, which the running maximum records. Scores below kSat16 are
+// therefore exact; a result >= kSat16 is reported as kSat16 and the host rescores that pair with 32-bit
+// arithmetic. (Pad cells: diag + pad >= 0 + -32000 never wraps; their H is at most a real H minus a gap
+// cost.)
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace warpsearch::swsearch::gpu {
+
+inline constexpr int kSat16 = 32000;       // 16-bit results at or above this are rescored wider
+inline constexpr int kPadScore = -32000;   // score of the pad letter against anything
+inline constexpr int kBlockThreads = 256;  // threads per block of the score kernel
+inline constexpr unsigned kFullMask = 0xFFFFFFFFu;
+
+struct KernelParams {
+  const std::uint8_t* residues = nullptr;  // the batch's codes, back to back
+  const std::uint64_t* offsets = nullptr;  // per sequence id: start in residues (size n + 1)
+  const uint2* pairs = nullptr;            // (id a, id b) per pair, a the longer; b == 0xFFFFFFFF: none
+  std::uint32_t npairs = 0;
+  const std::uint8_t* query = nullptr;       // query letter classes, then >= 40 pad-class entries (4-aligned)
+  int m = 0;                                 // query length
+  const std::uint32_t* table = nullptr;      // K * K words (global; replicated per bank in shared memory)
+  const std::uint8_t* code_class = nullptr;  // 32 entries: code -> class
+  int K = 0;                                 // classes including the pad class K - 1
+  std::uint32_t ox2 = 0;                     // O + X in both halves (the value bias, see RECURRENCE)
+  std::uint32_t neg_x2 = 0;                  // -X in both halves
+  uint2* border = nullptr;         // multi-tile scratch: per group slot, bstride entries (H, E words)
+  std::uint32_t bstride = 0;       // >= m
+  std::int32_t* scores = nullptr;  // per sequence id (min(score, kSat16))
+};
+
+// a * b + c on the integer multiply-add pipe (the DPX instructions keep the ALU pipe busy).
+__device__ __forceinline__ std::uint32_t mad_u32(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+  std::uint32_t d;
+  asm("mad.lo.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+
+// The substitution table layout (SUBSTITUTION TABLE above).
+enum TableMode : int { kPrivate = 0, kPair = 1 };
+
+// Shared memory of a kernel: the table for K classes.
+__host__ __device__ constexpr std::size_t table_smem_bytes(int K, int mode) {
+  return static_cast<std::size_t>(K) * static_cast<std::size_t>(K) *
+         (mode == kPair ? static_cast<std::size_t>(K) : 32u) * 4u;
+}
+
+// One kernel shape: G lanes per group, R columns per lane; kMulti: sequences may span several tiles.
+template <int G, int R, bool kMulti, int kMode>
+__global__ void __launch_bounds__(kBlockThreads) score_kernel(const KernelParams p) {
+  static_assert(G >= 4 && G <= 32 && (G & (G - 1)) == 0 && R % 2 == 0);
+  constexpr int W = G * R;
+  extern __shared__ std::uint32_t smem_table[];
+  const int K = p.K;
+  if constexpr (kMode == kPair) {
+    const int table_words = K * K * K;
+    for (int i = threadIdx.x; i < table_words; i += blockDim.x) smem_table[i] = p.table[i];
+  } else {
+    const int table_words = K * K * 32;
+    for (int i = threadIdx.x; i < table_words; i += blockDim.x) smem_table[i] = p.table[i >> 5];
+  }
+  __shared__ std::uint8_t cls[32];
+  if (threadIdx.x < 32) cls[threadIdx.x] = p.code_class[threadIdx.x];
+  __syncthreads();
+
+  const int lane = threadIdx.x & 31;
+  const int l = lane % G;
+  const unsigned slots = gridDim.x * (kBlockThreads / G);
+  const unsigned slot = blockIdx.x * (kBlockThreads / G) + threadIdx.x / G;
+  const unsigned warp_first_slot = (blockIdx.x * kBlockThreads + (threadIdx.x & ~31u)) / G;
+  const int pad = K - 1;
+  // Bytes per query-letter row of the table, and the lane's base address.
+  const std::uint32_t kk4 =
+      kMode == kPair ? static_cast<std::uint32_t>(K * K) * 4u : static_cast<std::uint32_t>(K) * 128u;
+  const std::uint32_t table_base =
+      static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_table)) + (kMode == kPair ? 0u : lane * 4u);
+  // Biased values (RECURRENCE): bias2 = (OX, OX) is both the value of H = 0 and the amount subtracted by
+  // a gap opening; an E or F of -(O + X) is 0.
+  const std::uint32_t bias2 = p.ox2, neg_x2 = p.neg_x2;
+  uint2* const border = p.border != nullptr ? p.border + static_cast<std::size_t>(slot) * p.bstride : nullptr;
+
+  // Warp-uniform loop: the warp's first slot decides whether there is work (later slots of the warp may
+  // run out first; they compute on an empty pair and write nothing).
+  for (unsigned base = warp_first_slot; base < p.npairs; base += slots) {
+    const unsigned pi = slot - warp_first_slot + base;
+    uint2 ids = make_uint2(0xFFFFFFFFu, 0xFFFFFFFFu);
+    if (pi < p.npairs) ids = p.pairs[pi];
+    const bool has_a = ids.x != 0xFFFFFFFFu, has_b = ids.y != 0xFFFFFFFFu;
+    const std::uint64_t off_a = has_a ? p.offsets[ids.x] : 0, off_b = has_b ? p.offsets[ids.y] : 0;
+    const int len_a = has_a ? static_cast<int>(p.offsets[ids.x + 1] - off_a) : 0;
+    const int len_b = has_b ? static_cast<int>(p.offsets[ids.y + 1] - off_b) : 0;
+    // Tiles of the warp: the first group's pair is the warp's longest (the list is sorted).
+    const int my_tiles = (len_a + W - 1) / W;
+    int tiles = my_tiles;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) tiles = max(tiles, __shfl_xor_sync(kFullMask, tiles, o));
+
+    std::uint32_t mx = bias2;  // biased maximum H (H >= 0 everywhere)
+    for (int tile = 0; tile < tiles; ++tile) {
+      const int c0 = tile * W + l * R;
+      std::uint32_t offa[R], offb[R];  // byte offsets of the columns' letters in a table row
+      std::uint32_t H[R], F[R];
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const int c = c0 + r;
+        const int ca = c < len_a ? cls[p.residues[off_a + c] & 31] : pad;
+        const int cb = c < len_b ? cls[p.residues[off_b + c] & 31] : pad;
+        if constexpr (kMode == kPair) {
+          offa[r] = static_cast<std::uint32_t>(ca + K * cb) * 4u;
+          offb[r] = 0;
+        } else {
+          offa[r] = static_cast<std::uint32_t>(ca) * 128u;
+          offb[r] = static_cast<std::uint32_t>(cb) * 128u;
+        }
+        H[r] = bias2;  // H(-1, c) = 0
+        F[r] = 0;      // F(0, c) = -(O + X)
+      }
+      const bool first = tile == 0;
+      const bool write_border = kMulti && tile + 1 < tiles && l == G - 1;
+      const bool read_border = kMulti && !first && l == 0;
+      // Inputs from the left for the current step: H(i, c0-1), E(i, c0), and the diagonal H(i-1, c0-1).
+      // Lanes l > 0 start on rows < 0, which read the pad letter.
+      std::uint32_t hl = bias2, el = 0, hdiag = bias2;
+      std::uint32_t letter_row = static_cast<std::uint32_t>(pad) * kk4;  // byte offset of the row's table row
+      auto step = [&](int s, std::uint32_t q_in, uint2 b) {
+        // Lane 0: the letter and the left border of row s; other lanes: lane l-1's values of step s-1.
+        std::uint32_t row_off =
+            static_cast<std::uint32_t>(__shfl_up_sync(kFullMask, static_cast<int>(letter_row), 1, G));
+        if (l == 0) {
+          row_off = q_in * kk4;
+          hl = b.x;
+          el = b.y;
+        }
+        letter_row = row_off;
+        const std::uint32_t row_addr = table_base + row_off;
+        std::uint32_t diag = hdiag;
+        std::uint32_t e = el;
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          std::uint32_t sc;  // (s(q, a), s(q, b))
+          if constexpr (kMode == kPair) {
+            asm("ld.shared.u32 %0, [%1];" : "=r"(sc) : "r"(row_addr + offa[r]));
+          } else {
+            std::uint32_t sa, sb;
+            asm("ld.shared.u32 %0, [%1];" : "=r"(sa) : "r"(row_addr + offa[r]));
+            asm("ld.shared.u32 %0, [%1];" : "=r"(sb) : "r"(row_addr + offb[r]));
+            sc = mad_u32(sb, 0x10000u, sa);  // sb << 16 | sa (zero-extended entries)
+          }
+          // max(diag + s, F) does not wait for E, so the E chain through the columns is three dependent
+          // instructions (max3, multiply-add, add-max), about 26 cycles per column on an H100.
+          const std::uint32_t h = __vimax3_s16x2(__viaddmax_s16x2(diag, sc, F[r]), e, bias2);
+          diag = H[r];
+          H[r] = h;
+          const std::uint32_t hoe = mad_u32(h, 1u, 0u - bias2);  // both halves >= OX: no borrow
+          e = __viaddmax_s16x2(e, neg_x2, hoe);
+          F[r] = __viaddmax_s16x2(F[r], neg_x2, hoe);
+          if (r & 1) mx = __vimax3_s16x2(mx, H[r - 1], H[r]);
+        }
+        if (write_border) {
+          const int row = s - (G - 1);
+          if (row >= 0 && row < p.m) border[row] = make_uint2(H[R - 1], e);
+        }
+        // Pass H(i, last column) and E(i, next column) to the right; this step's left H becomes the next
+        // step's diagonal.
+        hdiag = hl;
+        hl = static_cast<std::uint32_t>(__shfl_up_sync(kFullMask, static_cast<int>(H[R - 1]), 1, G));
+        el = static_cast<std::uint32_t>(__shfl_up_sync(kFullMask, static_cast<int>(e), 1, G));
+      };
+      // Four steps per iteration; the letters (one word) and lane 0's border entries of the next four rows
+      // are loaded one iteration ahead. Rows >= m (the drain, rounded up to a multiple of 4) are pad rows
+      // with the boundary border (0, -OX). The border row read at step s is rewritten only at step
+      // s + G - 1 (by lane G-1, this tile), after it was read.
+      const int steps = (p.m + G - 1 + 3) & ~3;
+      const std::uint32_t* q4 = reinterpret_cast<const std::uint32_t*>(p.query);
+      const uint2 boundary = make_uint2(bias2, 0u);  // H = 0, E = -(O + X)
+      auto load_border = [&](int row) { return (read_border && row < p.m) ? border[row] : boundary; };
+      std::uint32_t q_next = q4[0];
+      uint2 b_next[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) b_next[k] = load_border(k);
+      for (int s = 0; s < steps; s += 4) {
+        const std::uint32_t qc = q_next;
+        uint2 bc[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) bc[k] = b_next[k];
+        q_next = q4[(s >> 2) + 1];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) b_next[k] = load_border(s + 4 + k);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) step(s + k, (qc >> (8 * k)) & 0xFFu, bc[k]);
+      }
+      // Lane 0's diagonal for the next tile's first row is the boundary H(-1, .) = 0 (reset above).
+    }
+    // Group maximum, per half.
+#pragma unroll
+    for (int o = G / 2; o > 0; o >>= 1)
+      mx = __vimax_s16x2_relu(
+          mx, static_cast<std::uint32_t>(__shfl_xor_sync(kFullMask, static_cast<int>(mx), o, G)));
+    if (l == 0 && pi < p.npairs) {
+      const int ma = static_cast<int>(static_cast<std::int16_t>(mx & 0xFFFFu));
+      const int mb = static_cast<int>(static_cast<std::int16_t>(mx >> 16));
+      const int ox = static_cast<int>(bias2 & 0xFFFFu);
+      if (has_a) p.scores[ids.x] = ma >= kSat16 ? kSat16 : ma - ox;
+      if (has_b) p.scores[ids.y] = mb >= kSat16 ? kSat16 : mb - ox;
+    }
+  }
+}
+
+}  // namespace warpsearch::swsearch::gpu
