@@ -12,10 +12,11 @@
 
 namespace warpsearch::swsearch::gpu {
 
-LetterClasses make_letter_classes(const sw::PassModel& model) {
+LetterClasses make_letter_classes(const sw::PassModel& model, std::uint32_t present) {
   LetterClasses c;
   int n = 0;
   for (int code = 0; code < kMaxCodes; ++code) {
+    if ((present >> code & 1u) == 0) continue;  // of_code stays 0
     int found = -1;
     for (int k = 0; k < n && found < 0; ++k) {
       const int r = c.rep[static_cast<std::size_t>(k)];
@@ -35,30 +36,37 @@ LetterClasses make_letter_classes(const sw::PassModel& model) {
   return c;
 }
 
-std::vector<std::uint32_t> letter_table(const sw::PassModel& model, const LetterClasses& classes,
-                                        int pad_score) {
-  const int K = classes.K;
-  const int pad = K - 1;
-  std::vector<std::uint32_t> t(static_cast<std::size_t>(K) * K);
-  for (int q = 0; q < K; ++q)
-    for (int a = 0; a < K; ++a) {
-      const int v = q == pad || a == pad ? pad_score
-                                         : model.score(classes.rep[static_cast<std::size_t>(q)],
-                                                       classes.rep[static_cast<std::size_t>(a)]);
+std::uint32_t codes_present(std::span<const std::uint8_t> codes) {
+  std::uint32_t mask = 0;
+  for (const std::uint8_t c : codes) mask |= 1u << (c & 31u);
+  return mask;
+}
+
+std::vector<std::uint32_t> letter_table(const sw::PassModel& model, const LetterClasses& query,
+                                        const LetterClasses& db, int pad_score) {
+  const int Kq = query.K, Kd = db.K;
+  std::vector<std::uint32_t> t(static_cast<std::size_t>(Kq) * static_cast<std::size_t>(Kd));
+  for (int q = 0; q < Kq; ++q)
+    for (int a = 0; a < Kd; ++a) {
+      const int v = q == Kq - 1 || a == Kd - 1 ? pad_score
+                                               : model.score(query.rep[static_cast<std::size_t>(q)],
+                                                             db.rep[static_cast<std::size_t>(a)]);
       const auto h = static_cast<std::uint32_t>(static_cast<std::uint16_t>(static_cast<std::int16_t>(v)));
-      t[static_cast<std::size_t>(q) * K + static_cast<std::size_t>(a)] = h;
+      t[static_cast<std::size_t>(q) * static_cast<std::size_t>(Kd) + static_cast<std::size_t>(a)] = h;
     }
   return t;
 }
 
-std::vector<std::uint32_t> pair_table(const sw::PassModel& model, const LetterClasses& classes,
-                                      int pad_score) {
-  const std::vector<std::uint32_t> one = letter_table(model, classes, pad_score);
-  const auto K = static_cast<std::size_t>(classes.K);
-  std::vector<std::uint32_t> t(K * K * K);
-  for (std::size_t q = 0; q < K; ++q)
-    for (std::size_t b = 0; b < K; ++b)
-      for (std::size_t a = 0; a < K; ++a) t[q * K * K + a + K * b] = one[q * K + a] | one[q * K + b] << 16;
+std::vector<std::uint32_t> pair_table(const sw::PassModel& model, const LetterClasses& query,
+                                      const LetterClasses& db, int pad_score) {
+  const std::vector<std::uint32_t> one = letter_table(model, query, db, pad_score);
+  const auto Kq = static_cast<std::size_t>(query.K), Kd = static_cast<std::size_t>(db.K);
+  const auto Kb = static_cast<std::size_t>(pair_stride(db.K));
+  std::vector<std::uint32_t> t(Kq * Kb * Kb, 0u);
+  for (std::size_t q = 0; q < Kq; ++q)
+    for (std::size_t b = 0; b < Kd; ++b)
+      for (std::size_t a = 0; a < Kd; ++a)
+        t[q * Kb * Kb + a + Kb * b] = one[q * Kd + a] | one[q * Kd + b] << 16;
   return t;
 }
 

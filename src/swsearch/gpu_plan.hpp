@@ -1,8 +1,8 @@
 // gpu_plan.hpp: host-side planning of the swsearch GPU score kernels (src/swsearch/cuda/sw_kernels.cuh),
 // kept in plain C++ so CPU builds test it.
 //
-//   LetterClasses / make_letter_classes   codes with identical matrix rows and columns share a class; the
-//                                         last class is the pad letter
+//   LetterClasses / make_letter_classes   the codes a query or batch uses, those with identical matrix rows
+//                                         and columns sharing a class; the last class is the pad letter
 //   letter_table                          the kernel's substitution table: (q, a) -> (uint16)s(q,a)
 //   Shape / kShapes                       kernel shapes (G lanes per group, R columns per lane)
 //   BatchPlan / plan_batch                database sequences sorted by length (longest first, ties by id),
@@ -18,31 +18,44 @@
 
 namespace warpsearch::swsearch::gpu {
 
+// Letter classes of the codes in a set (bit c of `present`: code c occurs): codes with identical matrix
+// rows and columns (over all codes) share a class, so the kernels' table is as small as the letters a query
+// or a database batch actually use. Codes outside the set map to class 0 (they must not occur).
 struct LetterClasses {
   int K = 0;                                      // classes including the pad class K - 1
   std::array<std::uint8_t, kMaxCodes> of_code{};  // code -> class
   std::array<std::uint8_t, kMaxCodes> rep{};      // class -> a representative code (not for the pad class)
 };
-LetterClasses make_letter_classes(const sw::PassModel& model);
+LetterClasses make_letter_classes(const sw::PassModel& model, std::uint32_t present = 0xFFFFFFFFu);
+// The set of codes (bit per code) occurring in `codes`.
+std::uint32_t codes_present(std::span<const std::uint8_t> codes);
 
-// K*K words: entry q*K + a = s(q,a) as a 16-bit value zero-extended, the pad class scoring pad_score (the
-// kernel replicates it once per shared-memory bank).
-std::vector<std::uint32_t> letter_table(const sw::PassModel& model, const LetterClasses& classes,
-                                        int pad_score);
+// Kq*Kd words: entry q*Kd + a = s(q,a) as a 16-bit value zero-extended, for query classes q and database
+// classes a, the pad classes scoring pad_score (the kPrivate kernels replicate it once per bank).
+std::vector<std::uint32_t> letter_table(const sw::PassModel& model, const LetterClasses& query,
+                                        const LetterClasses& db, int pad_score);
 
-// K*K*K words: entry q*K*K + a + K*b = (uint16)s(q,a) | (uint16)s(q,b) << 16 (the kernels' kPair mode).
-std::vector<std::uint32_t> pair_table(const sw::PassModel& model, const LetterClasses& classes,
-                                      int pad_score);
+// The pair table's index stride of the second letter: Kd rounded up to odd. Entry (q, a, b) is word
+// q * Kb^2 + a + Kb * b: with odd strides, lanes of a warp holding different query letters and letter pairs
+// spread over the shared-memory banks (with Kd = 24 the rows were 576 = 0 mod 32 words apart and the banks
+// depended on the letters a, b alone; measured 1.43 vs 2.48 TCUPS).
+inline int pair_stride(int Kd) { return Kd | 1; }
+// Kq*Kb*Kb words (Kb = pair_stride(Kd)): entry q*Kb*Kb + a + Kb*b = (uint16)s(q,a) | (uint16)s(q,b) << 16 for
+// a, b < Kd (the kPair kernels); the other words are 0 and never read.
+std::vector<std::uint32_t> pair_table(const sw::PassModel& model, const LetterClasses& query,
+                                      const LetterClasses& db, int pad_score);
 
 struct Shape {
   int G = 0;  // lanes per group (4..32)
   int R = 0;  // columns per lane (even)
   int width() const { return G * R; }
 };
-// Single-tile shapes by increasing width; sequences longer than the widest run multi-tile on kMultiShape.
-inline constexpr std::array<Shape, 8> kShapes{
-    {{4, 8}, {4, 16}, {8, 12}, {8, 16}, {16, 16}, {32, 12}, {32, 16}, {32, 32}}};
-inline constexpr Shape kMultiShape{32, 32};
+// Single-tile shapes by increasing width (a sequence runs on the narrowest that holds it, so at most a
+// fifth of a tile is padding above 64 residues); longer sequences run multi-tile on kMultiShape. Lanes hold
+// at most 16 columns: more registers halve the resident warps (R = 32 needed 170-254 registers).
+inline constexpr std::array<Shape, 10> kShapes{
+    {{4, 8}, {4, 16}, {8, 12}, {8, 16}, {16, 12}, {16, 16}, {32, 10}, {32, 12}, {32, 14}, {32, 16}}};
+inline constexpr Shape kMultiShape{32, 16};
 
 struct Partition {
   int shape = 0;  // index into kShapes, or -1 for kMultiShape (multi-tile)

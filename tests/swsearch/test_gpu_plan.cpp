@@ -1,9 +1,11 @@
 // test_gpu_plan.cpp: host-side planning of the swsearch GPU kernels (src/swsearch/gpu_plan.hpp): letter
-// classes reproduce the matrix, the substitution table holds each score zero-extended, the length partitions
-// pair every non-empty sequence exactly once with the widest sequence of each partition fitting its shape.
+// classes of any code subset reproduce the matrix, the substitution table holds each score zero-extended, the
+// length partitions pair every non-empty sequence exactly once with the widest sequence of each partition
+// fitting its shape.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -16,36 +18,62 @@
 namespace warpsearch::swsearch::gpu {
 namespace {
 
-TEST(SwsearchGpuPlan, ClassesAndPairTableReproduceEveryMatrix) {
+TEST(SwsearchGpuPlan, ClassesAndTablesReproduceEveryMatrix) {
   std::vector<ScoringMatrix> matrices;
   for (const std::string_view name : ScoringMatrix::builtin_names())
     matrices.push_back(ScoringMatrix::builtin(name));
   matrices.push_back(ScoringMatrix::dna(2, -3));
+  std::mt19937_64 rng(5);
+  auto half = [](std::uint32_t w, int h) {
+    return static_cast<int>(static_cast<std::int16_t>(w >> (16 * h)));
+  };
   for (const ScoringMatrix& matrix : matrices) {
     SCOPED_TRACE(matrix.name());
     const sw::PassModel model = sw::PassModel::make(matrix, GapCosts{11, 1}, sw::Mode::kLocal);
-    const LetterClasses c = make_letter_classes(model);
-    ASSERT_GE(c.K, 2);
-    ASSERT_LE(c.K, kMaxCodes + 1);
-    const int pad = c.K - 1;
-    const std::vector<std::uint32_t> table = letter_table(model, c, -32000);
-    ASSERT_EQ(table.size(), static_cast<std::size_t>(c.K) * c.K);
-    auto half = [](std::uint32_t w, int h) {
-      return static_cast<int>(static_cast<std::int16_t>(w >> (16 * h)));
-    };
-    for (int q = 0; q < kMaxCodes; ++q)
-      for (int a = 0; a < kMaxCodes; ++a) {
-        const int cq = c.of_code[static_cast<std::size_t>(q)], ca = c.of_code[static_cast<std::size_t>(a)];
-        ASSERT_LT(cq, pad);
-        const std::uint32_t w = table[static_cast<std::size_t>(cq) * c.K + static_cast<std::size_t>(ca)];
-        ASSERT_EQ(half(w, 0), model.score(static_cast<std::uint8_t>(q), static_cast<std::uint8_t>(a)));
-        ASSERT_EQ(w >> 16, 0u);
+    // Every code, then random subsets (a query's or a batch's letters).
+    for (int trial = 0; trial < 6; ++trial) {
+      const std::uint32_t qmask = trial == 0 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(rng()) | 1u;
+      const std::uint32_t dmask = trial == 0 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(rng()) | 2u;
+      const LetterClasses qc = make_letter_classes(model, qmask), dc = make_letter_classes(model, dmask);
+      ASSERT_GE(qc.K, 2);
+      ASSERT_LE(qc.K, std::popcount(qmask) + 1);
+      ASSERT_LE(dc.K, std::popcount(dmask) + 1);
+      const std::vector<std::uint32_t> one = letter_table(model, qc, dc, -32000);
+      const std::vector<std::uint32_t> pair = pair_table(model, qc, dc, -32000);
+      const auto Kq = static_cast<std::size_t>(qc.K), Kd = static_cast<std::size_t>(dc.K);
+      ASSERT_EQ(one.size(), Kq * Kd);
+      const auto Kb = static_cast<std::size_t>(pair_stride(dc.K));
+      ASSERT_EQ(Kb % 2, 1u);
+      ASSERT_GE(Kb, Kd);
+      ASSERT_EQ(pair.size(), Kq * Kb * Kb);
+      for (int q = 0; q < kMaxCodes; ++q) {
+        if ((qmask >> q & 1u) == 0) continue;
+        const std::size_t cq = qc.of_code[static_cast<std::size_t>(q)];
+        ASSERT_LT(cq, Kq - 1);
+        for (int a = 0; a < kMaxCodes; ++a) {
+          if ((dmask >> a & 1u) == 0) continue;
+          const std::size_t ca = dc.of_code[static_cast<std::size_t>(a)];
+          ASSERT_LT(ca, Kd - 1);
+          const int want = model.score(static_cast<std::uint8_t>(q), static_cast<std::uint8_t>(a));
+          ASSERT_EQ(half(one[cq * Kd + ca], 0), want);
+          ASSERT_EQ(one[cq * Kd + ca] >> 16, 0u);  // zero-extended
+          for (int b = 0; b < kMaxCodes; b += 3) {
+            if ((dmask >> b & 1u) == 0) continue;
+            const std::size_t cb = dc.of_code[static_cast<std::size_t>(b)];
+            const std::uint32_t w = pair[cq * Kb * Kb + ca + Kb * cb];
+            ASSERT_EQ(half(w, 0), want);
+            ASSERT_EQ(half(w, 1), model.score(static_cast<std::uint8_t>(q), static_cast<std::uint8_t>(b)));
+          }
+          // The pad classes score -32000 against everything.
+          ASSERT_EQ(half(pair[cq * Kb * Kb + ca + Kb * (Kd - 1)], 1), -32000);
+          ASSERT_EQ(half(pair[(Kq - 1) * Kb * Kb + ca + Kb * ca], 0), -32000);
+          ASSERT_EQ(half(one[cq * Kd + Kd - 1], 0), -32000);
+        }
       }
-    for (int x = 0; x < c.K; ++x) {
-      EXPECT_EQ(half(table[static_cast<std::size_t>(pad) * c.K + static_cast<std::size_t>(x)], 0), -32000);
-      EXPECT_EQ(half(table[static_cast<std::size_t>(x) * c.K + static_cast<std::size_t>(pad)], 0), -32000);
     }
   }
+  EXPECT_EQ(codes_present(std::vector<std::uint8_t>{0, 3, 3, 31}), 0x80000009u);
+  EXPECT_EQ(codes_present(std::vector<std::uint8_t>{}), 0u);
 }
 
 TEST(SwsearchGpuPlan, PartitionsPairEveryNonEmptySequenceOnce) {

@@ -37,8 +37,8 @@ KernelFn kernel_for(int mode) {
 // The kernel of a shape (single-tile) or of the multi-tile shape, in table mode `mode`.
 KernelFn kernel_of(gpu::Shape s, bool multi, int mode) {
   if (multi) {
-    static_assert(gpu::kMultiShape.G == 32 && gpu::kMultiShape.R == 32);
-    return kernel_for<32, 32, true>(mode);
+    static_assert(gpu::kMultiShape.G == 32 && gpu::kMultiShape.R == 16);
+    return kernel_for<32, 16, true>(mode);
   }
 #define WS_SW_SHAPE(g, r) \
   if (s.G == (g) && s.R == (r)) return kernel_for<g, r, false>(mode);
@@ -46,10 +46,12 @@ KernelFn kernel_of(gpu::Shape s, bool multi, int mode) {
   WS_SW_SHAPE(4, 16)
   WS_SW_SHAPE(8, 12)
   WS_SW_SHAPE(8, 16)
+  WS_SW_SHAPE(16, 12)
   WS_SW_SHAPE(16, 16)
+  WS_SW_SHAPE(32, 10)
   WS_SW_SHAPE(32, 12)
+  WS_SW_SHAPE(32, 14)
   WS_SW_SHAPE(32, 16)
-  WS_SW_SHAPE(32, 32)
 #undef WS_SW_SHAPE
   throw Error(ErrorKind::kInternal,
               "swsearch: no kernel for shape " + std::to_string(s.G) + "x" + std::to_string(s.R));
@@ -79,20 +81,15 @@ class GpuScoreEngine final : public ScoreEngine {
     WS_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
     name_ = prop.name;
     sms_ = prop.multiProcessorCount;
-    classes_ = gpu::make_letter_classes(model_);
     mode_ = table_mode_from_env();
-    const std::vector<std::uint32_t> table = mode_ == gpu::kPair
-                                                 ? gpu::pair_table(model_, classes_, gpu::kPadScore)
-                                                 : gpu::letter_table(model_, classes_, gpu::kPadScore);
-    smem_bytes_ = gpu::table_smem_bytes(classes_.K, mode_);
-    if (smem_bytes_ > static_cast<std::size_t>(prop.sharedMemPerBlockOptin))
-      throw Error(ErrorKind::kGpu, "swsearch: the substitution table (" + std::to_string(smem_bytes_) +
+    // The largest table any query and batch can need (every code its own class): the kernels' attribute.
+    const gpu::LetterClasses all = gpu::make_letter_classes(model_);
+    max_smem_ = gpu::table_smem_bytes(all.K, all.K, mode_);
+    if (max_smem_ > static_cast<std::size_t>(prop.sharedMemPerBlockOptin))
+      throw Error(ErrorKind::kGpu, "swsearch: the substitution table (" + std::to_string(max_smem_) +
                                        " bytes) does not fit in shared memory");
     stream_ = cu::Stream();
-    d_table_ = cu::DeviceBuffer<std::uint32_t>(table.size());
-    d_table_.upload(table);
     d_class_ = cu::DeviceBuffer<std::uint8_t>(kMaxCodes);
-    d_class_.upload(std::span<const std::uint8_t>(classes_.of_code.data(), classes_.of_code.size()));
     for (const gpu::Shape s : gpu::kShapes) prepare(kernel_of(s, false, mode_));
     prepare(kernel_of(gpu::kMultiShape, true, mode_));
   }
@@ -102,6 +99,8 @@ class GpuScoreEngine final : public ScoreEngine {
     const auto t0 = std::chrono::steady_clock::now();
     batch_ = batch;
     n_ = batch.size();
+    db_classes_ = gpu::make_letter_classes(model_, gpu::codes_present(batch.residues));
+    d_class_.upload(std::span<const std::uint8_t>(db_classes_.of_code.data(), db_classes_.of_code.size()));
     std::vector<std::uint64_t> lengths(n_);
     for (std::size_t k = 0; k < n_; ++k) lengths[k] = batch.length(k);
     plan_ = gpu::plan_batch(lengths);
@@ -127,9 +126,16 @@ class GpuScoreEngine final : public ScoreEngine {
     // Letter classes, padded with the pad class past the last step any kernel reads (m + 31 steps,
     // rounded up to 4, plus the word loaded one iteration ahead).
     const std::size_t qpad = (static_cast<std::size_t>(m) + 64 + 3) & ~std::size_t{3};
-    std::vector<std::uint8_t> q(qpad, static_cast<std::uint8_t>(classes_.K - 1));
+    const gpu::LetterClasses qc = gpu::make_letter_classes(model_, gpu::codes_present(query));
+    std::vector<std::uint8_t> q(qpad, static_cast<std::uint8_t>(qc.K - 1));
     for (int i = 0; i < m; ++i)
-      q[static_cast<std::size_t>(i)] = classes_.of_code[query[static_cast<std::size_t>(i)] & 31];
+      q[static_cast<std::size_t>(i)] = qc.of_code[query[static_cast<std::size_t>(i)] & 31];
+    // The table for this query's letters against the batch's (at most 33 x 33 x 33 words).
+    table_ = mode_ == gpu::kPair ? gpu::pair_table(model_, qc, db_classes_, gpu::kPadScore)
+                                 : gpu::letter_table(model_, qc, db_classes_, gpu::kPadScore);
+    if (d_table_.size() < table_.size()) d_table_ = cu::DeviceBuffer<std::uint32_t>(table_.size());
+    d_table_.upload_async(table_, stream_);
+    const std::size_t smem = gpu::table_smem_bytes(qc.K, db_classes_.K, mode_);
     if (d_query_.size() < qpad) d_query_ = cu::DeviceBuffer<std::uint8_t>(qpad);
     d_query_.upload_async(q, stream_);
     d_scores_.fill_zero_async(stream_);  // zero-length sequences are not in any pair
@@ -141,7 +147,8 @@ class GpuScoreEngine final : public ScoreEngine {
     p.m = m;
     p.table = d_table_.data();
     p.code_class = d_class_.data();
-    p.K = classes_.K;
+    p.Kq = qc.K;
+    p.Kd = db_classes_.K;
     p.ox2 = both_halves(model_.open + model_.extend);
     p.neg_x2 = both_halves(-model_.extend);
     p.scores = d_scores_.data();
@@ -161,14 +168,14 @@ class GpuScoreEngine final : public ScoreEngine {
       p.bstride = 0;
       if (multi) {
         // Multi-tile: one border column per group slot; the grid is at most what is resident at once.
-        blocks = std::min<std::size_t>(blocks, resident_blocks(fn));
+        blocks = std::min<std::size_t>(blocks, resident_blocks(fn, smem));
         const std::size_t slots = blocks * static_cast<std::size_t>(groups_per_block);
         const std::size_t need = slots * static_cast<std::size_t>(m);
         if (d_border_.size() < need) d_border_ = cu::DeviceBuffer<uint2>(need);
         p.border = d_border_.data();
         p.bstride = static_cast<std::uint32_t>(m);
       }
-      fn<<<static_cast<unsigned>(blocks), gpu::kBlockThreads, smem_bytes_, stream_.get()>>>(p);
+      fn<<<static_cast<unsigned>(blocks), gpu::kBlockThreads, smem, stream_.get()>>>(p);
       WS_CUDA_CHECK(cudaGetLastError());
     }
     stop_.record(stream_);
@@ -190,7 +197,7 @@ class GpuScoreEngine final : public ScoreEngine {
 
   std::string describe() const override {
     return "GPU " + std::to_string(device_) + " (" + name_ + "): swsearch 16-bit DPX kernels, " +
-           std::to_string(classes_.K) + " letter classes, " +
+           std::to_string(db_classes_.K) + " database letter classes, " +
            (mode_ == gpu::kPair ? "pair" : "bank-private") + " table";
   }
   Stats stats() const override { return stats_; }
@@ -199,12 +206,12 @@ class GpuScoreEngine final : public ScoreEngine {
   void prepare(KernelFn fn) const {
     WS_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(fn),
                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(smem_bytes_)));
+                                       static_cast<int>(max_smem_)));
   }
-  std::size_t resident_blocks(KernelFn fn) const {
+  std::size_t resident_blocks(KernelFn fn, std::size_t smem) const {
     int per_sm = 0;
     WS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(fn),
-                                                                gpu::kBlockThreads, smem_bytes_));
+                                                                gpu::kBlockThreads, smem));
     return static_cast<std::size_t>(std::max(per_sm, 1)) * static_cast<std::size_t>(sms_);
   }
 
@@ -212,9 +219,10 @@ class GpuScoreEngine final : public ScoreEngine {
   int device_ = 0;
   std::string name_;
   int sms_ = 1;
-  gpu::LetterClasses classes_;
+  gpu::LetterClasses db_classes_;  // of the current batch
   int mode_ = gpu::kPair;
-  std::size_t smem_bytes_ = 0;
+  std::size_t max_smem_ = 0;
+  std::vector<std::uint32_t> table_;  // the current query's table (host copy kept for the async upload)
   cu::Stream stream_;
   cu::Event start_, stop_;
   cu::DeviceBuffer<std::uint32_t> d_table_;

@@ -30,7 +30,8 @@
 // multiply-add -> add-max per column.
 //
 // SUBSTITUTION TABLE (shared memory), two layouts (TableMode):
-//   kPair (default): K*K*K words, entry q*K*K + a + K*b = (s(q,a), s(q,b)) for K letter classes (codes with
+//   kPair (default): entry q*Kb*Kb + a + Kb*b = (s(q,a), s(q,b)) (Kb = Kd rounded up to odd, so rows and
+//     letters spread over the banks; gpu_plan.hpp pair_stride) for the letter classes (codes with
 //     identical matrix rows and columns share a class; class K-1 is the pad letter, scoring -32000 against
 //     everything): one load per register and column; the lanes of a warp read different rows, so their
 //     loads conflict at random (about 3.5-way).
@@ -54,7 +55,10 @@ namespace warpsearch::swsearch::gpu {
 
 inline constexpr int kSat16 = 32000;       // 16-bit results at or above this are rescored wider
 inline constexpr int kPadScore = -32000;   // score of the pad letter against anything
-inline constexpr int kBlockThreads = 256;  // threads per block of the score kernel
+#ifndef WS_SW_BLOCK_THREADS
+#define WS_SW_BLOCK_THREADS 256  // measurement knob, with WS_SW_MIN_BLOCKS below
+#endif
+inline constexpr int kBlockThreads = WS_SW_BLOCK_THREADS;  // threads per block of the score kernel
 inline constexpr unsigned kFullMask = 0xFFFFFFFFu;
 
 struct KernelParams {
@@ -62,11 +66,12 @@ struct KernelParams {
   const std::uint64_t* offsets = nullptr;  // per sequence id: start in residues (size n + 1)
   const uint2* pairs = nullptr;            // (id a, id b) per pair, a the longer; b == 0xFFFFFFFF: none
   std::uint32_t npairs = 0;
-  const std::uint8_t* query = nullptr;       // query letter classes, then >= 40 pad-class entries (4-aligned)
-  int m = 0;                                 // query length
-  const std::uint32_t* table = nullptr;      // K * K words (global; replicated per bank in shared memory)
-  const std::uint8_t* code_class = nullptr;  // 32 entries: code -> class
-  int K = 0;                                 // classes including the pad class K - 1
+  const std::uint8_t* query = nullptr;   // query letter classes, then >= 40 pad-class entries (4-aligned)
+  int m = 0;                             // query length
+  const std::uint32_t* table = nullptr;  // pair_table / letter_table (gpu_plan.hpp), copied to shared memory
+  const std::uint8_t* code_class = nullptr;  // 32 entries: database code -> database class
+  int Kq = 0;                                // query classes, including the pad class Kq - 1
+  int Kd = 0;                                // database classes, including the pad class Kd - 1
   std::uint32_t ox2 = 0;                     // O + X in both halves (the value bias, see RECURRENCE)
   std::uint32_t neg_x2 = 0;                  // -X in both halves
   uint2* border = nullptr;         // multi-tile scratch: per group slot, bstride entries (H, E words)
@@ -84,24 +89,27 @@ __device__ __forceinline__ std::uint32_t mad_u32(std::uint32_t a, std::uint32_t 
 // The substitution table layout (SUBSTITUTION TABLE above).
 enum TableMode : int { kPrivate = 0, kPair = 1 };
 
-// Shared memory of a kernel: the table for K classes.
-__host__ __device__ constexpr std::size_t table_smem_bytes(int K, int mode) {
-  return static_cast<std::size_t>(K) * static_cast<std::size_t>(K) *
-         (mode == kPair ? static_cast<std::size_t>(K) : 32u) * 4u;
+// Shared memory of a kernel: the table for Kq query and Kd database classes.
+__host__ __device__ constexpr std::size_t table_smem_bytes(int Kq, int Kd, int mode) {
+  return mode == kPair ? static_cast<std::size_t>(Kq) * static_cast<std::size_t>((Kd | 1) * (Kd | 1)) * 4u
+                       : static_cast<std::size_t>(Kq) * static_cast<std::size_t>(Kd) * 32u * 4u;
 }
 
 // One kernel shape: G lanes per group, R columns per lane; kMulti: sequences may span several tiles.
+#ifndef WS_SW_MIN_BLOCKS
+#define WS_SW_MIN_BLOCKS 1  // resident blocks per SM the register allocation must allow (measurement knob)
+#endif
 template <int G, int R, bool kMulti, int kMode>
-__global__ void __launch_bounds__(kBlockThreads) score_kernel(const KernelParams p) {
+__global__ void __launch_bounds__(kBlockThreads, WS_SW_MIN_BLOCKS) score_kernel(const KernelParams p) {
   static_assert(G >= 4 && G <= 32 && (G & (G - 1)) == 0 && R % 2 == 0);
   constexpr int W = G * R;
   extern __shared__ std::uint32_t smem_table[];
-  const int K = p.K;
+  const int K = p.Kd;  // database classes (table columns); the query's classes are the table's rows
   if constexpr (kMode == kPair) {
-    const int table_words = K * K * K;
+    const int table_words = p.Kq * (K | 1) * (K | 1);  // pair_stride(Kd) = Kd | 1
     for (int i = threadIdx.x; i < table_words; i += blockDim.x) smem_table[i] = p.table[i];
   } else {
-    const int table_words = K * K * 32;
+    const int table_words = p.Kq * K * 32;
     for (int i = threadIdx.x; i < table_words; i += blockDim.x) smem_table[i] = p.table[i >> 5];
   }
   __shared__ std::uint8_t cls[32];
@@ -115,8 +123,8 @@ __global__ void __launch_bounds__(kBlockThreads) score_kernel(const KernelParams
   const unsigned warp_first_slot = (blockIdx.x * kBlockThreads + (threadIdx.x & ~31u)) / G;
   const int pad = K - 1;
   // Bytes per query-letter row of the table, and the lane's base address.
-  const std::uint32_t kk4 =
-      kMode == kPair ? static_cast<std::uint32_t>(K * K) * 4u : static_cast<std::uint32_t>(K) * 128u;
+  const std::uint32_t kk4 = kMode == kPair ? static_cast<std::uint32_t>((K | 1) * (K | 1)) * 4u
+                                           : static_cast<std::uint32_t>(K) * 128u;
   const std::uint32_t table_base =
       static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_table)) + (kMode == kPair ? 0u : lane * 4u);
   // Biased values (RECURRENCE): bias2 = (OX, OX) is both the value of H = 0 and the amount subtracted by
@@ -151,7 +159,7 @@ __global__ void __launch_bounds__(kBlockThreads) score_kernel(const KernelParams
         const int ca = c < len_a ? cls[p.residues[off_a + c] & 31] : pad;
         const int cb = c < len_b ? cls[p.residues[off_b + c] & 31] : pad;
         if constexpr (kMode == kPair) {
-          offa[r] = static_cast<std::uint32_t>(ca + K * cb) * 4u;
+          offa[r] = static_cast<std::uint32_t>(ca + (K | 1) * cb) * 4u;
           offb[r] = 0;
         } else {
           offa[r] = static_cast<std::uint32_t>(ca) * 128u;
@@ -166,7 +174,8 @@ __global__ void __launch_bounds__(kBlockThreads) score_kernel(const KernelParams
       // Inputs from the left for the current step: H(i, c0-1), E(i, c0), and the diagonal H(i-1, c0-1).
       // Lanes l > 0 start on rows < 0, which read the pad letter.
       std::uint32_t hl = bias2, el = 0, hdiag = bias2;
-      std::uint32_t letter_row = static_cast<std::uint32_t>(pad) * kk4;  // byte offset of the row's table row
+      std::uint32_t letter_row =
+          static_cast<std::uint32_t>(p.Kq - 1) * kk4;  // byte offset of the row's table row
       auto step = [&](int s, std::uint32_t q_in, uint2 b) {
         // Lane 0: the letter and the left border of row s; other lanes: lane l-1's values of step s-1.
         std::uint32_t row_off =
