@@ -197,7 +197,6 @@ class GpuScoreEngine final : public ScoreEngine {
 
   std::string describe() const override {
     return "GPU " + std::to_string(device_) + " (" + name_ + "): swsearch 16-bit DPX kernels, " +
-           std::to_string(db_classes_.K) + " database letter classes, " +
            (mode_ == gpu::kPair ? "pair" : "bank-private") + " table";
   }
   Stats stats() const override { return stats_; }
