@@ -1,9 +1,9 @@
 // test_swsearch_gpu.cpp: the swsearch GPU score engine (src/swsearch/cuda) against the definition,
 // sw::reference::pass's local score (src/sw/reference.hpp), bit for bit: random sequences of every length
 // class (each kernel shape, its width boundaries, multi-tile lengths), zero-length and one-residue
-// sequences, real proteins (DB20k x the standard queries), DNA scoring, every built-in matrix with gap
-// costs down to 0/1, 16-bit saturation (rescored wider) and engine reuse across databases. Label gpu;
-// skipped without a usable GPU (always in builds without CUDA).
+// sequences, real proteins (DB20k x QUERY500 sequences), DNA scoring, every built-in matrix with gap
+// costs down to 0/1, 16-bit saturation (rescored wider), engine reuse across databases and engines on every
+// visible device. Label gpu; skipped without a usable GPU (always in builds without CUDA).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -227,6 +227,22 @@ TEST(SwsearchGpu, RealProteinsAndEngineReuse) {
   for (std::size_t k = 0; k < records.size(); ++k) (k < 2000 ? first : second).add(records[k].codes);
   expect_engine_exact(*engine, model, first, queries);
   expect_engine_exact(*engine, model, second, queries);  // replaces the resident database
+}
+
+TEST(SwsearchGpu, EveryVisibleDevice) {
+  // Engines on devices other than the current one (its stream and events must live on its device).
+  const DeviceProbe probe = probe_devices();
+  if (probe.devices.empty()) GTEST_SKIP() << "no usable GPU: " << probe.unavailable_reason;
+  const sw::PassModel model = protein_model();
+  std::mt19937_64 rng(21);
+  Db db;
+  for (int k = 0; k < 300; ++k) db.add(random_seq(rng, static_cast<std::size_t>(1 + k * 7 % 900), 25));
+  const std::vector<std::vector<std::uint8_t>> queries = {random_seq(rng, 200, 25), random_seq(rng, 33, 25)};
+  for (auto it = probe.devices.rbegin(); it != probe.devices.rend(); ++it) {
+    SCOPED_TRACE("GPU " + std::to_string(it->id));
+    auto engine = make_gpu_engine(model, it->id);
+    expect_engine_exact(*engine, model, db, queries);
+  }
 }
 
 }  // namespace

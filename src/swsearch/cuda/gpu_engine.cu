@@ -88,7 +88,11 @@ class GpuScoreEngine final : public ScoreEngine {
     if (max_smem_ > static_cast<std::size_t>(prop.sharedMemPerBlockOptin))
       throw Error(ErrorKind::kGpu, "swsearch: the substitution table (" + std::to_string(max_smem_) +
                                        " bytes) does not fit in shared memory");
+    // Stream and events belong to this device: created here, under the guard (members default-constructed
+    // before the constructor body would live on whichever device was current).
     stream_ = cu::Stream();
+    start_ = cu::Event();
+    stop_ = cu::Event();
     d_class_ = cu::DeviceBuffer<std::uint8_t>(kMaxCodes);
     for (const gpu::Shape s : gpu::kShapes) prepare(kernel_of(s, false, mode_));
     prepare(kernel_of(gpu::kMultiShape, true, mode_));
