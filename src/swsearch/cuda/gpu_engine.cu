@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -93,6 +94,11 @@ class GpuScoreEngine final : public ScoreEngine {
     stream_ = cu::Stream();
     start_ = cu::Event();
     stop_ = cu::Event();
+    ready_ = cu::Event();
+    for (std::size_t i = 0; i < kSideStreams; ++i) {
+      side_[i] = cu::Stream();
+      side_done_[i] = cu::Event();
+    }
     d_class_ = cu::DeviceBuffer<std::uint8_t>(kMaxCodes);
     for (const gpu::Shape s : gpu::kShapes) prepare(kernel_of(s, false, mode_));
     prepare(kernel_of(gpu::kMultiShape, true, mode_));
@@ -157,8 +163,15 @@ class GpuScoreEngine final : public ScoreEngine {
     p.neg_x2 = both_halves(-model_.extend);
     p.scores = d_scores_.data();
 
+    // The partitions' kernels run on kSideStreams streams, so small partitions and the tail of one
+    // partition's grid overlap with the others (one stream measured 2.72 TCUPS on 100k sequences and 3.3 on
+    // 400k, where the tails weigh less).
     start_.record(stream_);
-    for (const gpu::Partition& part : plan_.partitions) {
+    ready_.record(stream_);
+    for (std::size_t i = 0; i < kSideStreams; ++i)
+      WS_CUDA_CHECK(cudaStreamWaitEvent(side_[i].get(), ready_.get(), 0));
+    for (std::size_t k = 0; k < plan_.partitions.size(); ++k) {
+      const gpu::Partition& part = plan_.partitions[k];
       const gpu::Shape shape =
           part.shape >= 0 ? gpu::kShapes[static_cast<std::size_t>(part.shape)] : gpu::kMultiShape;
       const bool multi = part.max_length > static_cast<std::uint64_t>(shape.width());
@@ -179,8 +192,12 @@ class GpuScoreEngine final : public ScoreEngine {
         p.border = d_border_.data();
         p.bstride = static_cast<std::uint32_t>(m);
       }
-      fn<<<static_cast<unsigned>(blocks), gpu::kBlockThreads, smem, stream_.get()>>>(p);
+      fn<<<static_cast<unsigned>(blocks), gpu::kBlockThreads, smem, side_[k % kSideStreams].get()>>>(p);
       WS_CUDA_CHECK(cudaGetLastError());
+    }
+    for (std::size_t i = 0; i < kSideStreams; ++i) {
+      side_done_[i].record(side_[i]);
+      WS_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), side_done_[i].get(), 0));
     }
     stop_.record(stream_);
     d_scores_.download_async(std::span<std::int32_t>(h_scores_.data(), n_), stream_);
@@ -228,6 +245,10 @@ class GpuScoreEngine final : public ScoreEngine {
   std::vector<std::uint32_t> table_;  // the current query's table (host copy kept for the async upload)
   cu::Stream stream_;
   cu::Event start_, stop_;
+  static constexpr std::size_t kSideStreams = 3;
+  cu::Event ready_;
+  std::array<cu::Stream, kSideStreams> side_;
+  std::array<cu::Event, kSideStreams> side_done_;
   cu::DeviceBuffer<std::uint32_t> d_table_;
   cu::DeviceBuffer<std::uint8_t> d_class_;
   DbBatch batch_;
