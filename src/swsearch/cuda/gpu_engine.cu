@@ -133,9 +133,9 @@ class GpuScoreEngine final : public ScoreEngine {
     if (n_ == 0) return;
     cu::DeviceGuard guard(device_);
     const int m = static_cast<int>(query.size());
-    // Letter classes, padded with the pad class past the last step any kernel reads (m + 31 steps,
+    // Letter classes, padded with the pad class past the last row any kernel reads (m + 1 + 2 * 31 rows,
     // rounded up to 4, plus the word loaded one iteration ahead).
-    const std::size_t qpad = (static_cast<std::size_t>(m) + 64 + 3) & ~std::size_t{3};
+    const std::size_t qpad = (static_cast<std::size_t>(m) + 128 + 3) & ~std::size_t{3};
     const gpu::LetterClasses qc = gpu::make_letter_classes(model_, gpu::codes_present(query));
     std::vector<std::uint8_t> q(qpad, static_cast<std::uint8_t>(qc.K - 1));
     for (int i = 0; i < m; ++i)

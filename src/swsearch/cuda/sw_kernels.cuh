@@ -66,7 +66,7 @@ struct KernelParams {
   const std::uint64_t* offsets = nullptr;  // per sequence id: start in residues (size n + 1)
   const uint2* pairs = nullptr;            // (id a, id b) per pair, a the longer; b == 0xFFFFFFFF: none
   std::uint32_t npairs = 0;
-  const std::uint8_t* query = nullptr;   // query letter classes, then >= 40 pad-class entries (4-aligned)
+  const std::uint8_t* query = nullptr;   // query letter classes, then >= 72 pad-class entries (4-aligned)
   int m = 0;                             // query length
   const std::uint32_t* table = nullptr;  // pair_table / letter_table (gpu_plan.hpp), copied to shared memory
   const std::uint8_t* code_class = nullptr;  // 32 entries: database code -> database class
@@ -102,9 +102,13 @@ __host__ __device__ constexpr std::size_t table_smem_bytes(int Kq, int Kd, int m
 // at 125 registers (16 warps); 3 blocks of 256 (85 registers) spill and fall to 0.94.
 #define WS_SW_MIN_BLOCKS 5
 #endif
+#ifndef WS_SW_ROWS
+#define WS_SW_ROWS 1  // query rows per step (1 or 2; measurement knob)
+#endif
+inline constexpr int kRows = WS_SW_ROWS;
 template <int G, int R, bool kMulti, int kMode>
 __global__ void __launch_bounds__(kBlockThreads, WS_SW_MIN_BLOCKS) score_kernel(const KernelParams p) {
-  static_assert(G >= 4 && G <= 32 && (G & (G - 1)) == 0 && R % 2 == 0);
+  static_assert(G >= 4 && G <= 32 && (G & (G - 1)) == 0 && R % 2 == 0 && (kRows == 1 || kRows == 2));
   constexpr int W = G * R;
   extern __shared__ std::uint32_t smem_table[];
   const int K = p.Kd;  // database classes (table columns); the query's classes are the table's rows
@@ -174,60 +178,78 @@ __global__ void __launch_bounds__(kBlockThreads, WS_SW_MIN_BLOCKS) score_kernel(
       const bool first = tile == 0;
       const bool write_border = kMulti && tile + 1 < tiles && l == G - 1;
       const bool read_border = kMulti && !first && l == 0;
-      // Inputs from the left for the current step: H(i, c0-1), E(i, c0), and the diagonal H(i-1, c0-1).
-      // Lanes l > 0 start on rows < 0, which read the pad letter.
-      std::uint32_t hl = bias2, el = 0, hdiag = bias2;
-      std::uint32_t letter_row =
-          static_cast<std::uint32_t>(p.Kq - 1) * kk4;  // byte offset of the row's table row
-      auto step = [&](int s, std::uint32_t q_in, uint2 b) {
-        // Lane 0: the letter and the left border of row s; other lanes: lane l-1's values of step s-1.
-        std::uint32_t row_off =
-            static_cast<std::uint32_t>(__shfl_up_sync(kFullMask, static_cast<int>(letter_row), 1, G));
-        if (l == 0) {
-          row_off = q_in * kk4;
-          hl = b.x;
-          el = b.y;
-        }
-        letter_row = row_off;
-        const std::uint32_t row_addr = table_base + row_off;
-        std::uint32_t diag = hdiag;
-        std::uint32_t e = el;
+      // A step computes kRows consecutive rows of the lane's columns: lane l at step t has rows
+      // kRows*(t - l) + j, j < kRows (negative rows read the pad letter). Inputs from the left: per row H(i,
+      // c0-1) and E(i, c0) (lane l-1's outputs of step t-1), and the diagonal H(i-1, c0-1) of the first row.
+      // The rows' E chains are independent, so two rows give the scheduler two chains to interleave.
+      std::uint32_t hl[kRows], el[kRows], letter_row[kRows];  // letter_row: byte offset of the table row
 #pragma unroll
-        for (int r = 0; r < R; ++r) {
-          std::uint32_t sc;  // (s(q, a), s(q, b))
-          if constexpr (kMode == kPair) {
-            asm("ld.shared.u32 %0, [%1];" : "=r"(sc) : "r"(row_addr + offa[r]));
-          } else {
-            std::uint32_t sa, sb;
-            asm("ld.shared.u32 %0, [%1];" : "=r"(sa) : "r"(row_addr + offa[r]));
-            asm("ld.shared.u32 %0, [%1];" : "=r"(sb) : "r"(row_addr + offb[r]));
-            sc = mad_u32(sb, 0x10000u, sa);  // sb << 16 | sa (zero-extended entries)
+      for (int j = 0; j < kRows; ++j) {
+        hl[j] = bias2;
+        el[j] = 0;
+        letter_row[j] = static_cast<std::uint32_t>(p.Kq - 1) * kk4;
+      }
+      std::uint32_t hdiag = bias2;
+      auto step = [&](int t, const std::uint32_t(&q_in)[kRows], const uint2(&b)[kRows]) {
+        std::uint32_t hout[kRows], eout[kRows];
+#pragma unroll
+        for (int j = 0; j < kRows; ++j) {
+          std::uint32_t row_off =
+              static_cast<std::uint32_t>(__shfl_up_sync(kFullMask, static_cast<int>(letter_row[j]), 1, G));
+          if (l == 0) {  // lane 0: the letter and the left border of row kRows*t + j
+            row_off = q_in[j] * kk4;
+            hl[j] = b[j].x;
+            el[j] = b[j].y;
           }
-          // max(diag + s, F) does not wait for E, so the E chain through the columns is three dependent
-          // instructions (max3, multiply-add, add-max), about 26 cycles per column on an H100.
-          const std::uint32_t h = __vimax3_s16x2(__viaddmax_s16x2(diag, sc, F[r]), e, bias2);
-          diag = H[r];
-          H[r] = h;
-          const std::uint32_t hoe = mad_u32(h, 1u, 0u - bias2);  // both halves >= OX: no borrow
-          e = __viaddmax_s16x2(e, neg_x2, hoe);
-          F[r] = __viaddmax_s16x2(F[r], neg_x2, hoe);
-          if (r & 1) mx = __vimax3_s16x2(mx, H[r - 1], H[r]);
+          letter_row[j] = row_off;
         }
-        if (write_border) {
-          const int row = s - (G - 1);
-          if (row >= 0 && row < p.m) border[row] = make_uint2(H[R - 1], e);
+#pragma unroll
+        for (int j = 0; j < kRows; ++j) {
+          const std::uint32_t row_addr = table_base + letter_row[j];
+          std::uint32_t diag = j == 0 ? hdiag : hl[j - 1];
+          std::uint32_t e = el[j];
+#pragma unroll
+          for (int r = 0; r < R; ++r) {
+            std::uint32_t sc;  // (s(q, a), s(q, b))
+            if constexpr (kMode == kPair) {
+              asm("ld.shared.u32 %0, [%1];" : "=r"(sc) : "r"(row_addr + offa[r]));
+            } else {
+              std::uint32_t sa, sb;
+              asm("ld.shared.u32 %0, [%1];" : "=r"(sa) : "r"(row_addr + offa[r]));
+              asm("ld.shared.u32 %0, [%1];" : "=r"(sb) : "r"(row_addr + offb[r]));
+              sc = mad_u32(sb, 0x10000u, sa);  // sb << 16 | sa (zero-extended entries)
+            }
+            // max(diag + s, F) does not wait for E, so the E chain through the columns is three dependent
+            // instructions (max3, multiply-add, add-max), about 26 cycles per column on an H100.
+            const std::uint32_t h = __vimax3_s16x2(__viaddmax_s16x2(diag, sc, F[r]), e, bias2);
+            diag = H[r];
+            H[r] = h;
+            const std::uint32_t hoe = mad_u32(h, 1u, 0u - bias2);  // both halves >= OX: no borrow
+            e = __viaddmax_s16x2(e, neg_x2, hoe);
+            F[r] = __viaddmax_s16x2(F[r], neg_x2, hoe);
+            if (r & 1) mx = __vimax3_s16x2(mx, H[r - 1], H[r]);
+          }
+          hout[j] = H[R - 1];
+          eout[j] = e;
+          if (write_border) {
+            const int row = kRows * (t - (G - 1)) + j;
+            if (row >= 0 && row < p.m) border[row] = make_uint2(H[R - 1], e);
+          }
         }
-        // Pass H(i, last column) and E(i, next column) to the right; this step's left H becomes the next
-        // step's diagonal.
-        hdiag = hl;
-        hl = static_cast<std::uint32_t>(__shfl_up_sync(kFullMask, static_cast<int>(H[R - 1]), 1, G));
-        el = static_cast<std::uint32_t>(__shfl_up_sync(kFullMask, static_cast<int>(e), 1, G));
+        // Pass H(i, last column) and E(i, next column) of each row to the right; the last row's left H is
+        // the next step's diagonal.
+        hdiag = hl[kRows - 1];
+#pragma unroll
+        for (int j = 0; j < kRows; ++j) {
+          hl[j] = static_cast<std::uint32_t>(__shfl_up_sync(kFullMask, static_cast<int>(hout[j]), 1, G));
+          el[j] = static_cast<std::uint32_t>(__shfl_up_sync(kFullMask, static_cast<int>(eout[j]), 1, G));
+        }
       };
-      // Four steps per iteration; the letters (one word) and lane 0's border entries of the next four rows
-      // are loaded one iteration ahead. Rows >= m (the drain, rounded up to a multiple of 4) are pad rows
-      // with the boundary border (0, -OX). The border row read at step s is rewritten only at step
-      // s + G - 1 (by lane G-1, this tile), after it was read.
-      const int steps = (p.m + G - 1 + 3) & ~3;
+      // Four rows per iteration (4 / kRows steps); the letters (one word) and lane 0's border entries of the
+      // next four rows are loaded one iteration ahead. Rows >= m (the drain, rounded up to a multiple of 4)
+      // are pad rows with the boundary border (0, -OX). A border row read at step t is rewritten only at step
+      // t + G - 1 (by lane G-1, this tile), after it was read.
+      const int rows = (kRows * ((p.m + kRows - 1) / kRows + G - 1) + 3) & ~3;
       const std::uint32_t* q4 = reinterpret_cast<const std::uint32_t*>(p.query);
       const uint2 boundary = make_uint2(bias2, 0u);  // H = 0, E = -(O + X)
       auto load_border = [&](int row) { return (read_border && row < p.m) ? border[row] : boundary; };
@@ -235,7 +257,7 @@ __global__ void __launch_bounds__(kBlockThreads, WS_SW_MIN_BLOCKS) score_kernel(
       uint2 b_next[4];
 #pragma unroll
       for (int k = 0; k < 4; ++k) b_next[k] = load_border(k);
-      for (int s = 0; s < steps; s += 4) {
+      for (int s = 0; s < rows; s += 4) {
         const std::uint32_t qc = q_next;
         uint2 bc[4];
 #pragma unroll
@@ -244,7 +266,16 @@ __global__ void __launch_bounds__(kBlockThreads, WS_SW_MIN_BLOCKS) score_kernel(
 #pragma unroll
         for (int k = 0; k < 4; ++k) b_next[k] = load_border(s + 4 + k);
 #pragma unroll
-        for (int k = 0; k < 4; ++k) step(s + k, (qc >> (8 * k)) & 0xFFu, bc[k]);
+        for (int k = 0; k < 4; k += kRows) {
+          std::uint32_t q_in[kRows];
+          uint2 b_in[kRows];
+#pragma unroll
+          for (int j = 0; j < kRows; ++j) {
+            q_in[j] = (qc >> (8 * (k + j))) & 0xFFu;
+            b_in[j] = bc[k + j];
+          }
+          step((s + k) / kRows, q_in, b_in);
+        }
       }
       // Lane 0's diagonal for the next tile's first row is the boundary H(-1, .) = 0 (reset above).
     }
