@@ -7,8 +7,9 @@
 // swsearch::search() reads the queries, streams the database through the score engines and calls back once
 // per query, in query order, after the whole database has been scored; each query's text is written as it
 // arrives. The output is an OutputFile committed at the end, so a failed run leaves no partial file behind
-// (stdout is written directly). Engines: the global --device / --gpus choose the GPUs (auto: the usable GPUs,
-// else the CPU threads of the global --threads); results are the same on any engine.
+// (stdout is written directly, from the first query's results on, so an input error prints nothing). Engines:
+// the global --device / --gpus choose the GPUs (auto: the usable GPUs, else the CPU threads of the global
+// --threads); results are the same on any engine.
 //
 // Scoring: protein by default (BLOSUM62, gap costs 11/1; another --matrix gets its BLAST+ default gap costs);
 // --dna scores nucleotides +match/-mismatch with ssearch36 -n's defaults (+5/-4, gaps 12/4). A gap of length
@@ -129,13 +130,19 @@ void run_swsearch(const SwsearchCliOptions& o, const GlobalOptions& global) {
     for (const DeviceInfo& d : devices.devices) options.gpus.push_back(d.id);
 
   OutputFile out(o.out);
-  out.write(writer.header());
+  // The header goes out with the first query's results: search() reads every input and scores the whole
+  // database before its first callback, so an input error leaves stdout empty too (an -o file is
+  // all-or-nothing anyway).
+  bool started = false;
   std::uint64_t hits = 0;
   const swsearch::Summary summary =
       swsearch::search(o.query, o.db, options, [&](const swsearch::QueryResult& result) {
+        if (!started) out.write(writer.header());
+        started = true;
         hits += result.hits.size();
         out.write(writer.query(result));
       });
+  if (!started) out.write(writer.header());
   out.write(writer.footer(summary));
   out.commit();
 

@@ -355,7 +355,8 @@ TEST_F(SwsearchCli, TabularAndReportFormats) {
   EXPECT_TRUE(contains(brief, "4 hits:"));
 }
 
-// Every error: its exit status, a message naming the problem, and no output file left behind.
+// Every error: its exit status, a message naming the problem, no output file left behind and nothing on
+// stdout.
 TEST_F(SwsearchCli, ErrorsExitWithTheirStatusAndLeaveNoOutput) {
   write_file(dir / "empty.fa", "");
   write_file(dir / "bad_tail.fa", first_records(tdata("prot/mmseqs_DB20k.fasta"), 50) + ">broken\nACD#!%\n");
@@ -392,6 +393,10 @@ TEST_F(SwsearchCli, ErrorsExitWithTheirStatusAndLeaveNoOutput) {
     EXPECT_EQ(dir.listing().count("out.txt"), 0u);
     for (const std::string& name : dir.listing())
       EXPECT_EQ(name.find("out.txt.tmp"), std::string::npos) << name;
+    // Without -o nothing reaches stdout either (the report's header waits for the first results).
+    const CliResult to_stdout = run_cli("swsearch " + c.args);
+    EXPECT_EQ(to_stdout.status, c.status) << c.args;
+    EXPECT_EQ(to_stdout.out, "") << c.args;
   }
   // Unwritable output: an I/O error before any work.
   const CliResult r = run_cli("swsearch " + qd + " -o " + shell_quote(dir / "no_dir/out.txt"));
