@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "warpsearch/align.hpp"
+#include "warpsearch/dist.hpp"
 #include "warpsearch/scoring.hpp"
 
 namespace warpsearch::swsearch {
@@ -109,7 +110,18 @@ using QueryCallback = std::function<void(const QueryResult&)>;
 // query or database alphabet that does not match the matrix; Error(kUsage) bad options; Error(kGpu) GPU
 // failures. Every query's callback runs only after the whole database has been scored, so a failure
 // while reading the database produces no output.
+//
+// Distributed (comm with more than one rank, warpsearch/dist.hpp; docs/MPI.md): every rank calls search()
+// with the same arguments and reads the queries. Split kDatabase: each rank scores every query against its
+// shard of the database (contiguous, residue-balanced: dist/shard.hpp); split kQueries: query i is scored
+// by rank i mod N against the whole database. Rank 0 picks each query's best `top` candidates over all
+// ranks, the rank holding a selected target computes its E-value (with the whole database's size) and its
+// alignment, and rank 0 calls on_query with the merged hits. Only rank 0 calls on_query and returns the
+// whole run's Summary (other ranks return theirs); the hits are those of a one-process search, field by
+// field, for any N. With options.gpus each rank scores on its own GPUs. An error on any rank is raised on
+// all of them as dist::CollectiveError; "-" (stdin) cannot be read by several ranks (Error(kUsage)).
 Summary search(const std::string& query_path, const std::string& db_path, const Options& options,
-               const QueryCallback& on_query);
+               const QueryCallback& on_query, const dist::Comm* comm = nullptr,
+               dist::Split split = dist::Split::kDatabase);
 
 }  // namespace warpsearch::swsearch

@@ -14,6 +14,10 @@
 // Scoring: protein by default (BLOSUM62, gap costs 11/1; another --matrix gets its BLAST+ default gap costs);
 // --dna scores nucleotides +match/-mismatch with ssearch36 -n's defaults (+5/-4, gaps 12/4). A gap of length
 // k costs open + k * extend (ssearch36's -f/-g and BLAST+'s convention).
+//
+// Under MPI (docs/MPI.md) every rank runs this function: the option checks are agreed by all ranks, the
+// database (or, with --mpi-split queries, the query set) is split among them by swsearch::search(), and
+// rank 0 alone opens and writes the output.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -90,61 +94,74 @@ ScoringMatrix choose_matrix(const SwsearchCliOptions& o) {
 
 void run_swsearch(const SwsearchCliOptions& o, const GlobalOptions& global) {
   const auto start = std::chrono::steady_clock::now();
+  const dist::Comm one_process;
+  const dist::Comm& comm = global.comm != nullptr ? *global.comm : one_process;
+  // Under MPI every rank checks the options (they agree that they are fine) and searches; rank 0 alone
+  // creates and writes the output.
   swsearch::Options options;
-  options.matrix = choose_matrix(o);
-  const bool nucleotide = options.matrix.alphabet() != AlphabetKind::kProtein;
-  options.gaps = nucleotide ? kDnaGaps : options.matrix.default_gaps();
-  if (o.gapopen_opt->count() > 0) options.gaps.open = o.gapopen;
-  if (o.gapextend_opt->count() > 0) options.gaps.extend = o.gapextend;
-  options.top = o.top;
-  options.evalue = o.evalue;
-  options.alignments = !o.noalign;
-  options.threads = global.threads;
-  options.batch_residues = o.batch_residues;
-  options.timing = o.timing;
-  if (o.z_opt->count() > 0) {
-    if (o.Z == 0) throw Error(ErrorKind::kUsage, "-Z 0: the database size for E-values must be >= 1");
-    options.Z = o.Z;
-  }
-  if (o.query == "-" && o.db == "-")
-    throw Error(ErrorKind::kUsage, "either --query or --db may be '-' (to read stdin), but not both");
-  options.validate();
-  // The statistics of the scoring system: an unsupported one is refused before any work.
-  const swsearch::Statistics statistics = swsearch::Statistics::make(options.matrix, options.gaps);
+  std::optional<swsearch::OutputWriter> writer;
+  std::optional<OutputFile> out;
+  dist::agree(comm, [&] {
+    options.matrix = choose_matrix(o);
+    const bool nucleotide = options.matrix.alphabet() != AlphabetKind::kProtein;
+    options.gaps = nucleotide ? kDnaGaps : options.matrix.default_gaps();
+    if (o.gapopen_opt->count() > 0) options.gaps.open = o.gapopen;
+    if (o.gapextend_opt->count() > 0) options.gaps.extend = o.gapextend;
+    options.top = o.top;
+    options.evalue = o.evalue;
+    options.alignments = !o.noalign;
+    options.threads = global.threads;
+    options.batch_residues = o.batch_residues;
+    options.timing = o.timing;
+    if (o.z_opt->count() > 0) {
+      if (o.Z == 0) throw Error(ErrorKind::kUsage, "-Z 0: the database size for E-values must be >= 1");
+      options.Z = o.Z;
+    }
+    if (o.query == "-" && o.db == "-")
+      throw Error(ErrorKind::kUsage, "either --query or --db may be '-' (to read stdin), but not both");
+    options.validate();
+    // The statistics of the scoring system: an unsupported one is refused before any work.
+    const swsearch::Statistics statistics = swsearch::Statistics::make(options.matrix, options.gaps);
 
-  swsearch::OutputSettings settings;
-  settings.format = o.outfmt;
-  settings.query_label = o.query;
-  settings.database_label = o.db;
-  settings.matrix = options.matrix;
-  settings.gaps = options.gaps;
-  settings.alignments = options.alignments;
-  settings.top = options.top;
-  settings.evalue = options.evalue;
-  settings.statistics = statistics.describe();
-  const swsearch::OutputWriter writer(std::move(settings));  // --outfmt errors before any work
+    swsearch::OutputSettings settings;
+    settings.format = o.outfmt;
+    settings.query_label = o.query;
+    settings.database_label = o.db;
+    settings.matrix = options.matrix;
+    settings.gaps = options.gaps;
+    settings.alignments = options.alignments;
+    settings.top = options.top;
+    settings.evalue = options.evalue;
+    settings.statistics = statistics.describe();
+    writer.emplace(std::move(settings));  // --outfmt errors before any work
 
-  // The score engines on the GPUs of --device / --gpus (the results are the same either way).
-  const DeviceSelection devices = global.resolve_devices();
-  if (devices.use_gpu)
-    for (const DeviceInfo& d : devices.devices) options.gpus.push_back(d.id);
-
-  OutputFile out(o.out);
+    // The score engines on the GPUs of --device / --gpus (the results are the same either way); under MPI
+    // the ranks of a node share its GPUs (dist::local_devices).
+    const DeviceSelection devices = global.resolve_devices();
+    std::vector<int> ids;
+    if (devices.use_gpu)
+      for (const DeviceInfo& d : devices.devices) ids.push_back(d.id);
+    options.gpus = comm.size() > 1 ? dist::local_devices(ids, comm.local_rank(), comm.local_size()) : ids;
+    if (comm.is_root()) out.emplace(o.out);
+  });
   // The header goes out with the first query's results: search() reads every input and scores the whole
   // database before its first callback, so an input error leaves stdout empty too (an -o file is
   // all-or-nothing anyway).
   bool started = false;
   std::uint64_t hits = 0;
-  const swsearch::Summary summary =
-      swsearch::search(o.query, o.db, options, [&](const swsearch::QueryResult& result) {
-        if (!started) out.write(writer.header());
+  const swsearch::Summary summary = swsearch::search(
+      o.query, o.db, options,
+      [&](const swsearch::QueryResult& result) {
+        if (!started) out->write(writer->header());
         started = true;
         hits += result.hits.size();
-        out.write(writer.query(result));
-      });
-  if (!started) out.write(writer.header());
-  out.write(writer.footer(summary));
-  out.commit();
+        out->write(writer->query(result));
+      },
+      &comm, global.split());
+  if (!comm.is_root()) return;
+  if (!started) out->write(writer->header());
+  out->write(writer->footer(summary));
+  out->commit();
 
   if (!global.quiet && o.out != "-") {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -153,10 +170,11 @@ void run_swsearch(const SwsearchCliOptions& o, const GlobalOptions& global) {
     fmt::print(
         stderr,
         "swsearch: {} quer{} vs {} sequence{} ({} residues): {} hit{} in {:.2f} s (scoring {:.2f} s, {:.1f} "
-        "GCUPS on {})\n",
+        "GCUPS on {}{})\n",
         summary.queries, summary.queries == 1 ? "y" : "ies", summary.db_sequences,
         summary.db_sequences == 1 ? "" : "s", summary.db_residues, hits, hits == 1 ? "" : "s", seconds,
-        summary.score_seconds, gcups, fmt::join(summary.engines, "; "));
+        summary.score_seconds, gcups, fmt::join(summary.engines, "; "),
+        comm.size() > 1 ? fmt::format(", on each of {} ranks", comm.size()) : std::string());
   }
 }
 

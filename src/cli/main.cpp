@@ -3,8 +3,9 @@
 // Every command lives in its own src/cli/cmd_<name>.cpp and registers itself through commands.hpp.
 // Errors surface as warpsearch::Error and become "warpsearch: error: FILE:LINE: message" on stderr
 // with the exit status of their kind (error.hpp); usage errors exit 2 with CLI11's message. Under an MPI
-// launcher (warpsearch/dist.hpp, docs/MPI.md) every rank runs main(); hmmsearch and blastp split the
-// database over the ranks and rank 0 alone writes; the other commands refuse to run on several ranks.
+// launcher (warpsearch/dist.hpp, docs/MPI.md) every rank runs main(); hmmsearch, blastp and swsearch split
+// the database (or the queries) over the ranks and rank 0 alone writes; the other commands refuse to run
+// on several ranks.
 // Commands with BLAST+ option spellings (blastp) also take their long options with one dash, as BLAST+
 // does: blast_style_arguments() rewrites those tokens to CLI11's --name form before parsing.
 #include <fmt/format.h>
@@ -94,7 +95,7 @@ std::vector<std::string> blast_style_arguments(const CLI::App& app, int argc, ch
 }
 
 // Commands that run distributed under MPI (docs/MPI.md); the others refuse to run on several ranks.
-constexpr std::string_view kMpiCommands[] = {"hmmsearch", "blastp"};
+constexpr std::string_view kMpiCommands[] = {"hmmsearch", "blastp", "swsearch"};
 
 int run(int argc, char** argv, const dist::Comm& comm) {
   CLI::App app{"warpsearch: GPU-accelerated homologous sequence search", "warpsearch"};
@@ -115,9 +116,10 @@ int run(int argc, char** argv, const dist::Comm& comm) {
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
   app.add_option("--gpus", global.gpus, "Comma-separated GPU ids to use (default: all visible)");
   app.add_flag("-q,--quiet", global.quiet, "No progress or summary messages on stderr");
-  app.add_option("--mpi-split", global.mpi_split,
-                 "Under mpirun/srun, what hmmsearch and blastp split over the ranks: db (database shards) or "
-                 "queries (models / query batches); same output either way (docs/MPI.md)")
+  app.add_option(
+         "--mpi-split", global.mpi_split,
+         "Under mpirun/srun, what hmmsearch, blastp and swsearch split over the ranks: db (database "
+         "shards) or queries (models / query batches / queries); same output either way (docs/MPI.md)")
       ->capture_default_str()
       ->check(CLI::IsMember({"db", "queries"}));
   app.fallthrough();
@@ -137,8 +139,8 @@ int run(int argc, char** argv, const dist::Comm& comm) {
     sub->preparse_callback([&comm, sub](std::size_t) {
       if (comm.size() > 1)  // every rank gets here: an error they raise together
         throw dist::CollectiveError(
-            ErrorKind::kUsage, fmt::format("warpsearch {} does not run under MPI ({} ranks); only hmmsearch "
-                                           "and blastp do: run it as one process",
+            ErrorKind::kUsage, fmt::format("warpsearch {} does not run under MPI ({} ranks); only hmmsearch, "
+                                           "blastp and swsearch do: run it as one process",
                                            sub->get_name(), comm.size()));
     });
   }

@@ -16,10 +16,15 @@
 //   4. After the stream: E-values and bit scores (Statistics, search space known only now), the E-value
 //      filter, the alignments of the reported hits (sw::simd passes + sw::traceback on the pool, as the
 //      align family's CPU path computes them), then the callback, in query order.
+//   5. Distributed (MPI, docs/MPI.md): each rank streams its shard of the database (ShardSpec: a packed or
+//      BLAST+ database read by id, a sequence file through dist::ShardPlanner after one pass for its total
+//      weight) or, under a query split, scores only its queries; the totals are summed over the ranks, and
+//      finish_round picks each query's global best `top` on rank 0, has the ranks holding them compute
+//      their E-values and alignments, and merges the hits on rank 0 (rounds of kQueriesPerRound queries).
 //
 // Determinism: ranking is a total order (score descending, then database id ascending) and TopK keeps the
-// same set for any insertion order, so hits do not depend on the batch size, the thread count or the
-// number of engines; every engine returns the exact score of engine.hpp.
+// same set for any insertion order, so hits do not depend on the batch size, the thread count, the
+// number of engines or of ranks; every engine returns the exact score of engine.hpp.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
@@ -41,12 +46,17 @@
 #include <utility>
 #include <vector>
 
+#include "core/blast_db.hpp"
+#include "dist/bytes.hpp"
+#include "dist/shard.hpp"
+#include "dist/sw_wire.hpp"
 #include "sw/model.hpp"
 #include "sw/pairwise.hpp"
 #include "sw/simd/pass.hpp"
 #include "swsearch/engine.hpp"
 #include "swsearch/stats.hpp"
 #include "warpsearch/db.hpp"
+#include "warpsearch/dist.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/gpu.hpp"
 #include "warpsearch/seqio.hpp"
@@ -159,19 +169,44 @@ struct Batch {
   }
 };
 
-// Reads the database in batches; one fill() at a time (the caller's reader thread).
+// This process's part of the database: part `part` of `parts` (dist/shard.hpp); all of it for one part.
+struct ShardSpec {
+  int part = 0;
+  int parts = 1;
+  // A sequence file's total weight (residues + sequences, dist::shard_weight), which its shards need
+  // before reading it; a packed or BLAST+ database's shard comes from its length table.
+  std::uint64_t total_weight = 0;
+};
+
+// Reads the database (or this process's shard of it) in batches; one fill() at a time (the caller's
+// reader thread).
 class BatchReader {
  public:
-  BatchReader(SequenceSource& source, std::uint64_t max_residues, std::size_t engines)
-      : source_(source), max_residues_(max_residues), engines_(engines) {}
+  BatchReader(SequenceSource& source, std::uint64_t max_residues, std::size_t engines, const ShardSpec& shard)
+      : source_(source), max_residues_(max_residues), engines_(engines), part_(shard.part) {
+    if (shard.parts <= 1) return;
+    const PackedDb* packed = source.packed_db();
+    const BlastDb* blast = source.blast_db();
+    if (packed != nullptr || blast != nullptr) {
+      const std::uint64_t size = packed != nullptr ? packed->size() : blast->size();
+      const dist::ShardRange r = dist::shard_range(
+          size, [&](std::uint64_t i) { return packed != nullptr ? packed->length(i) : blast->length(i); },
+          shard.part, shard.parts);
+      by_id_ = true;
+      next_id_ = r.begin;
+      end_id_ = r.end;
+    } else {
+      planner_.emplace(shard.total_weight, shard.parts);
+    }
+  }
 
-  // Fills `batch` with the next sequences; false when the database has none left.
+  // Fills `batch` with the next sequences; false when the database (shard) has none left.
   bool fill(Batch& batch) {
     const Clock::time_point start = Clock::now();
     batch.clear();
-    batch.first_id = next_id_;
-    if (!have_pending_) have_pending_ = source_.next(pending_);
-    // Invariant: pending_ holds the next unread sequence when have_pending_.
+    if (!have_pending_) have_pending_ = next_mine();
+    batch.first_id = pending_id_;
+    // Invariant: pending_ holds the next unread sequence of the shard (id pending_id_) when have_pending_.
     while (have_pending_) {
       const std::uint64_t len = pending_.residues.size();
       if (batch.size() > 0 && batch.residues.size() + len > max_residues_) break;
@@ -183,17 +218,48 @@ class BatchReader {
       batch.offsets.push_back(batch.residues.size());
       batch.names.push_back(std::move(pending_.name));
       batch.descriptions.push_back(std::move(pending_.description));
-      ++next_id_;
-      have_pending_ = source_.next(pending_);
+      ++sequences_;
+      have_pending_ = next_mine();
     }
     split(batch);
     batch.read_seconds = seconds_since(start);
     return batch.size() > 0;
   }
 
-  std::uint64_t sequences() const { return next_id_; }
+  // Sequences read into batches so far (of the shard).
+  std::uint64_t sequences() const { return sequences_; }
 
  private:
+  // Reads the shard's next sequence into pending_ (its database id into pending_id_); false at its end.
+  // The ids of a shard are consecutive (shards are contiguous ranges).
+  bool next_mine() {
+    if (finished_) return false;
+    if (by_id_) {
+      if (next_id_ >= end_id_) {
+        finished_ = true;
+        return false;
+      }
+      if (source_.packed_db() != nullptr)
+        source_.packed_db()->to_sequence(next_id_, pending_);
+      else
+        source_.blast_db()->to_sequence(next_id_, pending_);
+      pending_id_ = next_id_++;
+      return true;
+    }
+    while (source_.next(pending_)) {
+      const std::uint64_t id = next_id_++;
+      if (planner_) {
+        const int owner = planner_->next(pending_.residues.size());
+        if (owner < part_) continue;  // an earlier shard's
+        if (owner > part_) break;     // past this shard: the rest of the file is not read
+      }
+      pending_id_ = id;
+      return true;
+    }
+    finished_ = true;
+    return false;
+  }
+
   // Shares of several engines: contiguous ranges of near-equal residues.
   void split(Batch& batch) const {
     if (engines_ <= 1) return;
@@ -214,18 +280,28 @@ class BatchReader {
   SequenceSource& source_;
   std::uint64_t max_residues_;
   std::size_t engines_;
+  int part_ = 0;
   Sequence pending_;
   bool have_pending_ = false;
-  std::uint64_t next_id_ = 0;
+  std::uint64_t pending_id_ = 0;
+  std::uint64_t next_id_ = 0;  // database id of the next sequence read from the source
+  std::uint64_t sequences_ = 0;
+  bool finished_ = false;
+  // Several shards: a database read by id in [next_id_, end_id_), or a sequence file's shard planner.
+  bool by_id_ = false;
+  std::uint64_t end_id_ = 0;
+  std::optional<dist::ShardPlanner> planner_;
 };
 
 // Batch size when Options::batch_residues is 0: at most 2^30 residues, two batches within an eighth of
-// the host memory, and on GPUs each engine's share within a quarter of its free memory.
-std::uint64_t auto_batch_residues(const Options& options) {
+// the host memory (shared by the `local_processes` ranks of a distributed search on this node), and on GPUs
+// each engine's share within a quarter of its free memory.
+std::uint64_t auto_batch_residues(const Options& options, int local_processes) {
   std::uint64_t limit = std::uint64_t{1} << 30;
   const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
   if (pages > 0 && page_size > 0)
-    limit = std::min(limit, static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size) / 16);
+    limit = std::min(limit, static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size) / 16 /
+                                static_cast<std::uint64_t>(std::max(local_processes, 1)));
   if (!options.gpus.empty()) {
     const DeviceProbe probe = probe_devices();
     std::uint64_t least_free = std::numeric_limits<std::uint64_t>::max();
@@ -364,155 +440,324 @@ void align_hit(const sw::PassModel& model, std::span<const std::uint8_t> query, 
 using EngineFactory =
     std::function<std::vector<std::unique_ptr<ScoreEngine>>(const sw::PassModel& model, ThreadPool& pool)>;
 
+// The reported hits among `ranked` (a query's best candidates, ranked): those with E-value <= the
+// threshold, with bit scores and (Options::alignments) alignments computed on the pool.
+std::vector<Hit> report_hits(const QueryResult& query, std::span<const Candidate> ranked,
+                             const Statistics& statistics, const SearchSpace& space, const Options& options,
+                             const sw::PassModel& model, ThreadPool& pool) {
+  const auto qlen = static_cast<std::uint32_t>(query.residues.size());
+  std::vector<Hit> hits;
+  std::vector<const Target*> targets;
+  for (const Candidate& c : ranked) {
+    const double e = statistics.evalue(c.score, qlen, c.target->length, space);
+    if (!(e <= options.evalue)) continue;
+    Hit hit;
+    hit.target_id = c.id;
+    hit.target_name = c.target->name;
+    hit.target_description = c.target->description;
+    hit.target_length = c.target->length;
+    hit.target_residues = c.target->residues;
+    hit.score = c.score;
+    hit.bits = statistics.bits(c.score, qlen, c.target->length);
+    hit.evalue = e;
+    hits.push_back(std::move(hit));
+    targets.push_back(c.target.get());
+  }
+  if (options.alignments) {
+    pool.parallel_for(hits.size(), 1, [&](std::size_t begin, std::size_t end) {
+      thread_local sw::simd::Workspace workspace;
+      std::vector<std::uint8_t> rq, rt;
+      for (std::size_t k = begin; k < end; ++k)
+        align_hit(model, query.residues, *targets[k], hits[k], workspace, rq, rt);
+    });
+  }
+  return hits;
+}
+
+// A sequence file's shard weight (dist::shard_weight of its residues and sequences): one pass over it.
+std::uint64_t sequence_file_weight(const std::string& path, const ReaderOptions& options) {
+  SequenceSource source = SequenceSource::open(path, options);
+  std::uint64_t residues = 0;
+  Sequence seq;
+  while (source.next(seq)) residues += seq.residues.size();
+  return dist::shard_weight(residues, source.records());
+}
+
+// Queries finished together in a distributed search (bounds rank 0's memory for the merged hits).
+constexpr std::size_t kQueriesPerRound = 64;
+
+// The end of a distributed search, for queries [q0, q1) (Summary and tops of every rank; on_query on rank
+// 0 only). Three steps: every rank sends rank 0 the (score, id) of its ranked candidates of each query;
+// rank 0 finds each query's cut (the `top`-th best over all ranks, when there are more) and broadcasts it;
+// every rank reports its candidates not worse than the cut (E-values with the whole database's size,
+// alignments), and rank 0 merges them by rank order (score, then database id) and calls on_query.
+void finish_round(const dist::Comm& world, std::size_t q0, std::size_t q1, std::vector<QueryResult>& queries,
+                  std::vector<Candidates>& tops, const Statistics& statistics, const SearchSpace& space,
+                  const Options& options, const sw::PassModel& model, ThreadPool& pool,
+                  const QueryCallback& on_query) {
+  std::vector<std::vector<Candidate>> ranked(q1 - q0);
+  for (std::size_t q = q0; q < q1; ++q) ranked[q - q0] = tops[q].take_sorted();
+  const std::vector<dist::Bytes> lists = dist::exchange(world, [&] {
+    dist::ByteWriter w;
+    for (const std::vector<Candidate>& r : ranked) {
+      w.integer(static_cast<std::uint64_t>(r.size()));
+      for (const Candidate& c : r) {
+        w.integer(c.score);
+        w.integer(c.id);
+      }
+    }
+    return w.take();
+  });
+  dist::Bytes cuts;
+  if (world.is_root()) {
+    std::vector<dist::ByteReader> readers;
+    for (const dist::Bytes& b : lists) readers.emplace_back(b);
+    dist::ByteWriter w;
+    std::vector<Candidate> all;
+    for (std::size_t q = q0; q < q1; ++q) {
+      all.clear();
+      for (dist::ByteReader& r : readers) {
+        const std::size_t n = r.count(12);
+        for (std::size_t k = 0; k < n; ++k) {
+          Candidate c;
+          c.score = r.integer<std::int32_t>();
+          c.id = r.integer<std::uint64_t>();
+          all.push_back(std::move(c));
+        }
+      }
+      const bool cut = all.size() > options.top;
+      w.boolean(cut);
+      if (cut) {
+        std::nth_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(options.top - 1), all.end(),
+                         Better{});
+        const Candidate& last = all[options.top - 1];
+        w.integer(last.score);
+        w.integer(last.id);
+      }
+    }
+    for (const dist::ByteReader& r : readers) r.expect_done();
+    cuts = w.take();
+  }
+  world.broadcast(cuts);
+
+  const std::vector<dist::Bytes> parts = dist::exchange(world, [&] {
+    dist::ByteReader cr(cuts);
+    dist::ByteWriter w;
+    for (std::size_t q = q0; q < q1; ++q) {
+      std::span<const Candidate> mine(ranked[q - q0]);
+      if (cr.boolean()) {
+        Candidate last;
+        last.score = cr.integer<std::int32_t>();
+        last.id = cr.integer<std::uint64_t>();
+        std::size_t keep = 0;
+        while (keep < mine.size() && !Better{}(last, mine[keep])) ++keep;
+        mine = mine.first(keep);
+      }
+      const std::vector<Hit> hits = report_hits(queries[q], mine, statistics, space, options, model, pool);
+      w.integer(static_cast<std::uint64_t>(hits.size()));
+      for (const Hit& h : hits) dist::write_sw_hit(w, h);
+    }
+    cr.expect_done();
+    return w.take();
+  });
+  ranked.clear();
+  if (!world.is_root()) return;
+  std::vector<dist::ByteReader> readers;
+  for (const dist::Bytes& b : parts) readers.emplace_back(b);
+  for (std::size_t q = q0; q < q1; ++q) {
+    QueryResult& query = queries[q];
+    for (dist::ByteReader& r : readers) {
+      const std::size_t n = r.count(8);
+      for (std::size_t k = 0; k < n; ++k) query.hits.push_back(dist::read_sw_hit(r));
+    }
+    std::sort(query.hits.begin(), query.hits.end(), [](const Hit& a, const Hit& b) {
+      return a.score != b.score ? a.score > b.score : a.target_id < b.target_id;
+    });
+    if (on_query) on_query(query);
+    query = QueryResult{};
+  }
+  for (const dist::ByteReader& r : readers) r.expect_done();
+}
+
 Summary search_impl(const std::string& query_path, const std::string& db_path, const Options& options,
-                    const QueryCallback& on_query, const EngineFactory& make_engines) {
-  options.validate();
-  const Statistics statistics = Statistics::make(options.matrix, options.gaps);  // kUsage before any input
-  const sw::PassModel model = sw::PassModel::make(options.matrix, options.gaps, sw::Mode::kLocal);
+                    const QueryCallback& on_query, const EngineFactory& make_engines, const dist::Comm& world,
+                    dist::Split split) {
+  const bool distributed = world.size() > 1;
+  const bool db_split = distributed && split == dist::Split::kDatabase;
   const bool timing = options.timing;
 
-  std::vector<QueryResult> queries = read_queries(query_path, options.matrix);
-
+  // Inputs and engines. Under MPI every rank does this and all agree that it worked before going on.
+  std::optional<Statistics> statistics;
+  std::optional<sw::PassModel> model;
+  std::vector<QueryResult> queries;
+  std::optional<SequenceSource> source;
+  std::unique_ptr<ThreadPool> pool;
+  std::vector<std::unique_ptr<ScoreEngine>> engines;
+  ShardSpec shard;
   ReaderOptions db_options;
   db_options.allow_empty_sequences = true;  // an empty database sequence scores 0 against everything
-  SequenceSource source = SequenceSource::open(db_path, db_options);
-  check_alphabet(source.alphabet(), options.matrix, "database", db_path);
+  dist::agree(world, [&] {
+    options.validate();
+    if (distributed && (query_path == "-" || db_path == "-"))
+      throw Error(
+          ErrorKind::kUsage,
+          "under MPI every rank reads the queries and the database itself: neither may be '-' (stdin)");
+    statistics.emplace(Statistics::make(options.matrix, options.gaps));  // kUsage before any input
+    model.emplace(sw::PassModel::make(options.matrix, options.gaps, sw::Mode::kLocal));
+    queries = read_queries(query_path, options.matrix);
+    source.emplace(SequenceSource::open(db_path, db_options));
+    check_alphabet(source->alphabet(), options.matrix, "database", db_path);
+    if (db_split) {
+      shard.part = world.rank();
+      shard.parts = world.size();
+      if (source->packed_db() == nullptr && source->blast_db() == nullptr)
+        shard.total_weight = sequence_file_weight(db_path, db_options);
+    }
+    pool = std::make_unique<ThreadPool>(options.threads);
+    engines = make_engines(*model, *pool);
+    if (engines.empty()) throw Error(ErrorKind::kInternal, "swsearch: no score engine");
+  });
 
-  ThreadPool pool(options.threads);
-  const std::vector<std::unique_ptr<ScoreEngine>> engines = make_engines(model, pool);
-  if (engines.empty()) throw Error(ErrorKind::kInternal, "swsearch: no score engine");
+  // The queries this rank scores: all of them, or under a query split query i on rank i mod N.
+  std::vector<std::size_t> mine;
+  for (std::size_t q = 0; q < queries.size(); ++q)
+    if (!distributed || split == dist::Split::kDatabase ||
+        q % static_cast<std::size_t>(world.size()) == static_cast<std::size_t>(world.rank()))
+      mine.push_back(q);
+  std::uint64_t mine_residues = 0;
+  for (const std::size_t q : mine) mine_residues += queries[q].residues.size();
 
   Summary summary;
   summary.queries = queries.size();
   for (const auto& e : engines) summary.engines.push_back(e->describe());
   const std::uint64_t batch_limit =
-      options.batch_residues > 0 ? options.batch_residues : auto_batch_residues(options);
+      options.batch_residues > 0 ? options.batch_residues : auto_batch_residues(options, world.local_size());
   if (timing)
-    fmt::print(stderr, "swsearch timing: {} queries, batches of <= {} residues, engines: {}\n",
-               queries.size(), batch_limit, fmt::join(summary.engines, "; "));
+    fmt::print(stderr, "swsearch timing: {}{} queries, batches of <= {} residues, engines: {}\n",
+               distributed ? fmt::format("rank {} of {}: ", world.rank(), world.size()) : std::string(),
+               mine.size(), batch_limit, fmt::join(summary.engines, "; "));
 
   // Scoring stage: batch `current` on the engines while the reader fills `next`.
   std::vector<Candidates> tops;
   tops.reserve(queries.size());
   for (std::size_t q = 0; q < queries.size(); ++q) tops.emplace_back(options.top);
   std::vector<double> query_score_seconds(queries.size(), 0.0);
-  BatchReader reader(source, batch_limit, engines.size());
-  auto current = std::make_unique<Batch>(), next = std::make_unique<Batch>();
+  std::uint64_t local_sequences = 0, local_residues = 0, local_batches = 0;
   const Clock::time_point stage_start = Clock::now();
-  bool have = reader.fill(*current);
-  std::array<std::vector<std::int32_t>, 2> scores;
-  std::vector<std::shared_ptr<const Target>> records;
-  while (have) {
-    const Batch& batch = *current;
-    ++summary.batches;
-    summary.db_residues += batch.residues.size();
-    Clock::time_point t0 = Clock::now();
-    for_each_engine(engines.size(), [&](std::size_t e) {
-      if (engines.size() == 1 || batch.shares[e].end > batch.shares[e].begin)
-        engines[e]->set_database(batch.view(e));
-    });
-    const double upload = seconds_since(t0);
-    // The engines no longer hold *next: read into it meanwhile.
-    std::future<bool> reading =
-        std::async(std::launch::async, [&reader, &next] { return reader.fill(*next); });
-    records.assign(batch.size(), nullptr);
-    double score_seconds = 0.0, merge_seconds = 0.0;
-    // Query q is scored into scores[q % 2] while the merge of query q - 1 (one at a time: they share
-    // `records`) reads the other buffer.
-    std::future<void> merging;
-    for (std::size_t q = 0; q < queries.size(); ++q) {
-      std::vector<std::int32_t>& out = scores[q % 2];
-      out.assign(batch.size(), 0);
-      t0 = Clock::now();
-      const std::span<const std::uint8_t> query(queries[q].residues);
+  dist::agree(world, [&] {
+    BatchReader reader(*source, batch_limit, engines.size(), shard);
+    auto current = std::make_unique<Batch>(), next = std::make_unique<Batch>();
+    bool have = reader.fill(*current);
+    std::array<std::vector<std::int32_t>, 2> scores;
+    std::vector<std::shared_ptr<const Target>> records;
+    while (have) {
+      const Batch& batch = *current;
+      ++local_batches;
+      local_residues += batch.residues.size();
+      Clock::time_point t0 = Clock::now();
       for_each_engine(engines.size(), [&](std::size_t e) {
-        if (engines.size() == 1) {
-          engines[0]->scores(query, out);
-          return;
-        }
-        const WorkRange& r = batch.shares[e];
-        if (r.end > r.begin)
-          engines[e]->scores(query, std::span<std::int32_t>(out).subspan(r.begin, r.end - r.begin));
+        if (engines.size() == 1 || batch.shares[e].end > batch.shares[e].begin)
+          engines[e]->set_database(batch.view(e));
       });
-      const double s = seconds_since(t0);
-      query_score_seconds[q] += s;
-      score_seconds += s;
+      const double upload = seconds_since(t0);
+      // The engines no longer hold *next: read into it meanwhile.
+      std::future<bool> reading =
+          std::async(std::launch::async, [&reader, &next] { return reader.fill(*next); });
+      records.assign(batch.size(), nullptr);
+      double score_seconds = 0.0, merge_seconds = 0.0;
+      // The k-th query is scored into scores[k % 2] while the merge of the one before (one at a time: they
+      // share `records`) reads the other buffer.
+      std::future<void> merging;
+      for (std::size_t k = 0; k < mine.size(); ++k) {
+        const std::size_t q = mine[k];
+        std::vector<std::int32_t>& out = scores[k % 2];
+        out.assign(batch.size(), 0);
+        t0 = Clock::now();
+        const std::span<const std::uint8_t> query(queries[q].residues);
+        for_each_engine(engines.size(), [&](std::size_t e) {
+          if (engines.size() == 1) {
+            engines[0]->scores(query, out);
+            return;
+          }
+          const WorkRange& r = batch.shares[e];
+          if (r.end > r.begin)
+            engines[e]->scores(query, std::span<std::int32_t>(out).subspan(r.begin, r.end - r.begin));
+        });
+        const double s = seconds_since(t0);
+        query_score_seconds[q] += s;
+        score_seconds += s;
+        if (merging.valid()) merging.get();
+        merging = std::async(std::launch::async, [&, q, k] {
+          const Clock::time_point m0 = Clock::now();
+          merge(batch, scores[k % 2], options.alignments, tops[q], records);
+          merge_seconds += seconds_since(m0);
+        });
+      }
       if (merging.valid()) merging.get();
-      merging = std::async(std::launch::async, [&, q] {
-        const Clock::time_point m0 = Clock::now();
-        merge(batch, scores[q % 2], options.alignments, tops[q], records);
-        merge_seconds += seconds_since(m0);
-      });
+      t0 = Clock::now();
+      have = reading.get();
+      const double wait = seconds_since(t0);
+      if (timing) {
+        const double cells = static_cast<double>(mine_residues) * static_cast<double>(batch.residues.size());
+        fmt::print(
+            stderr,
+            "swsearch timing: {}batch {}: {} sequences, {} residues: read {:.3f} s, set_database {:.3f} s, "
+            "score {:.3f} s ({:.2f} GCUPS), merge {:.3f} s, wait for next batch {:.3f} s\n",
+            distributed ? fmt::format("rank {}: ", world.rank()) : std::string(), local_batches, batch.size(),
+            batch.residues.size(), batch.read_seconds, upload, score_seconds,
+            score_seconds > 0 ? cells / score_seconds * 1e-9 : 0.0, merge_seconds, wait);
+      }
+      std::swap(current, next);
     }
-    if (merging.valid()) merging.get();
-    t0 = Clock::now();
-    have = reading.get();
-    const double wait = seconds_since(t0);
-    if (timing) {
-      std::uint64_t qres = 0;
-      for (const QueryResult& q : queries) qres += q.residues.size();
-      const double cells = static_cast<double>(qres) * static_cast<double>(batch.residues.size());
-      fmt::print(
-          stderr,
-          "swsearch timing: batch {}: {} sequences, {} residues: read {:.3f} s, set_database {:.3f} s, "
-          "score {:.3f} s ({:.2f} GCUPS), merge {:.3f} s, wait for next batch {:.3f} s\n",
-          summary.batches, batch.size(), batch.residues.size(), batch.read_seconds, upload, score_seconds,
-          score_seconds > 0 ? cells / score_seconds * 1e-9 : 0.0, merge_seconds, wait);
-    }
-    std::swap(current, next);
+    local_sequences = reader.sequences();
+    // The engines still hold views of the last batch but are not called again (only stats()).
+  });
+  const double local_seconds = seconds_since(stage_start);
+  std::uint64_t local_overflow = 0;
+  for (const auto& e : engines) local_overflow += e->stats().overflow_rescored;
+  // Whole-run totals: the shards add up to the database; under a query split every rank read all of it.
+  if (db_split) {
+    summary.db_sequences = world.allreduce_sum(local_sequences);
+    summary.db_residues = world.allreduce_sum(local_residues);
+    summary.batches = world.allreduce_sum(local_batches);
+  } else {
+    summary.db_sequences = local_sequences;
+    summary.db_residues = local_residues;
+    summary.batches = world.allreduce_max(local_batches);
   }
-  summary.score_seconds = seconds_since(stage_start);
-  summary.db_sequences = reader.sequences();
-  // The engines still hold views of the last batch but are not called again (only stats()).
-  records.clear();
-  current.reset();
-  next.reset();
-  if (summary.db_sequences == 0) throw Error(ErrorKind::kInput, "the database holds no sequences", db_path);
-  for (const auto& e : engines) summary.overflow_rescored += e->stats().overflow_rescored;
+  summary.overflow_rescored = world.allreduce_sum(local_overflow);
+  summary.score_seconds =
+      static_cast<double>(world.allreduce_max(static_cast<std::uint64_t>(local_seconds * 1e6))) * 1e-6;
+  if (!distributed) summary.score_seconds = local_seconds;
+  dist::agree(world, [&] {
+    if (summary.db_sequences == 0) throw Error(ErrorKind::kInput, "the database holds no sequences", db_path);
+  });
   for (const QueryResult& q : queries) summary.cells += q.residues.size() * summary.db_residues;
-  if (timing)
+  if (timing && world.is_root())
     fmt::print(
         stderr, "swsearch timing: scoring {:.3f} s for {} cells ({:.2f} GCUPS), {} pairs rescored wider\n",
         summary.score_seconds, summary.cells,
         summary.score_seconds > 0 ? static_cast<double>(summary.cells) / summary.score_seconds * 1e-9 : 0.0,
         summary.overflow_rescored);
 
-  // E-values, alignments, callbacks.
+  // E-values (the whole database's size), alignments, callbacks.
   const SearchSpace space{options.Z.value_or(summary.db_sequences), summary.db_residues};
+  if (distributed) {
+    for (std::size_t q0 = 0; q0 < queries.size(); q0 += kQueriesPerRound)
+      finish_round(world, q0, std::min(queries.size(), q0 + kQueriesPerRound), queries, tops, *statistics,
+                   space, options, *model, *pool, on_query);
+    return summary;
+  }
   for (std::size_t q = 0; q < queries.size(); ++q) {
     QueryResult& query = queries[q];
-    const auto qlen = static_cast<std::uint32_t>(query.residues.size());
-    std::vector<Candidate> ranked = tops[q].take_sorted();
-    std::vector<const Target*> targets;
-    for (Candidate& c : ranked) {
-      const double e = statistics.evalue(c.score, qlen, c.target->length, space);
-      if (!(e <= options.evalue)) continue;
-      Hit hit;
-      hit.target_id = c.id;
-      hit.target_name = c.target->name;
-      hit.target_description = c.target->description;
-      hit.target_length = c.target->length;
-      hit.target_residues = c.target->residues;
-      hit.score = c.score;
-      hit.bits = statistics.bits(c.score, qlen, c.target->length);
-      hit.evalue = e;
-      query.hits.push_back(std::move(hit));
-      targets.push_back(c.target.get());
-    }
+    const std::vector<Candidate> ranked = tops[q].take_sorted();
     const Clock::time_point t0 = Clock::now();
-    if (options.alignments) {
-      pool.parallel_for(query.hits.size(), 1, [&](std::size_t begin, std::size_t end) {
-        thread_local sw::simd::Workspace workspace;
-        std::vector<std::uint8_t> rq, rt;
-        for (std::size_t k = begin; k < end; ++k)
-          align_hit(model, query.residues, *targets[k], query.hits[k], workspace, rq, rt);
-      });
-    }
+    query.hits = report_hits(query, ranked, *statistics, space, options, *model, *pool);
     if (timing)
       fmt::print(stderr,
                  "swsearch timing: query {} ({}, {} residues): score {:.3f} s, {} hits, align {:.3f} s\n",
-                 q + 1, query.name, qlen, query_score_seconds[q], query.hits.size(), seconds_since(t0));
-    ranked.clear();
+                 q + 1, query.name, query.residues.size(), query_score_seconds[q], query.hits.size(),
+                 seconds_since(t0));
     if (on_query) on_query(query);
     query = QueryResult{};  // release the query's hits once reported
   }
@@ -522,18 +767,20 @@ Summary search_impl(const std::string& query_path, const std::string& db_path, c
 }  // namespace
 
 Summary search(const std::string& query_path, const std::string& db_path, const Options& options,
-               const QueryCallback& on_query) {
-  return search_impl(query_path, db_path, options, on_query,
-                     [&](const sw::PassModel& model, ThreadPool& pool) {
-                       std::vector<std::unique_ptr<ScoreEngine>> engines;
-                       if (options.gpus.empty()) {
-                         engines.push_back(make_cpu_engine(model, pool));
-                       } else {
-                         for (const int device : options.gpus)
-                           engines.push_back(make_gpu_engine(model, device));
-                       }
-                       return engines;
-                     });
+               const QueryCallback& on_query, const dist::Comm* comm, dist::Split split) {
+  const dist::Comm one_process;
+  return search_impl(
+      query_path, db_path, options, on_query,
+      [&](const sw::PassModel& model, ThreadPool& pool) {
+        std::vector<std::unique_ptr<ScoreEngine>> engines;
+        if (options.gpus.empty()) {
+          engines.push_back(make_cpu_engine(model, pool));
+        } else {
+          for (const int device : options.gpus) engines.push_back(make_gpu_engine(model, device));
+        }
+        return engines;
+      },
+      comm != nullptr ? *comm : one_process, split);
 }
 
 namespace detail {
@@ -541,12 +788,14 @@ namespace detail {
 // pool, each batch split among them exactly as among GPUs (Options::gpus must be empty).
 Summary search_with_cpu_engines(const std::string& query_path, const std::string& db_path,
                                 const Options& options, const QueryCallback& on_query, std::size_t engines) {
-  return search_impl(query_path, db_path, options, on_query,
-                     [engines](const sw::PassModel& model, ThreadPool& pool) {
-                       std::vector<std::unique_ptr<ScoreEngine>> out;
-                       for (std::size_t e = 0; e < engines; ++e) out.push_back(make_cpu_engine(model, pool));
-                       return out;
-                     });
+  return search_impl(
+      query_path, db_path, options, on_query,
+      [engines](const sw::PassModel& model, ThreadPool& pool) {
+        std::vector<std::unique_ptr<ScoreEngine>> out;
+        for (std::size_t e = 0; e < engines; ++e) out.push_back(make_cpu_engine(model, pool));
+        return out;
+      },
+      dist::Comm(), dist::Split::kDatabase);
 }
 }  // namespace detail
 
