@@ -13,9 +13,10 @@
 //      when it first enters some query's TopK and is shared among queries, so memory holds the queries,
 //      two batches and the candidates only. detail::search_with_cpu_engines runs the multi-engine path on
 //      CPU engines for tests.
-//   4. After the stream: E-values and bit scores (Statistics, search space known only now), the E-value
-//      filter, the alignments of the reported hits (sw::simd passes + sw::traceback on the pool, as the
-//      align family's CPU path computes them), then the callback, in query order.
+//   4. After the stream, in rounds of kQueriesPerRound queries: E-values and bit scores (Statistics, search
+//      space known only now), the E-value filter, the alignments of the round's reported hits in one
+//      parallel loop, largest first (sw::simd passes + sw::traceback on the pool, as the align family's CPU
+//      path computes them), then the callbacks, in query order.
 //   5. Distributed (MPI, docs/MPI.md): each rank streams its shard of the database (ShardSpec: a packed or
 //      BLAST+ database read by id, a sequence file through dist::ShardPlanner after one pass for its total
 //      weight) or, under a query split, scores only its queries; the totals are summed over the ranks, and
@@ -440,35 +441,50 @@ void align_hit(const sw::PassModel& model, std::span<const std::uint8_t> query, 
 using EngineFactory =
     std::function<std::vector<std::unique_ptr<ScoreEngine>>(const sw::PassModel& model, ThreadPool& pool)>;
 
-// The reported hits among `ranked` (a query's best candidates, ranked): those with E-value <= the
-// threshold, with bit scores and (Options::alignments) alignments computed on the pool.
-std::vector<Hit> report_hits(const QueryResult& query, std::span<const Candidate> ranked,
-                             const Statistics& statistics, const SearchSpace& space, const Options& options,
-                             const sw::PassModel& model, ThreadPool& pool) {
-  const auto qlen = static_cast<std::uint32_t>(query.residues.size());
-  std::vector<Hit> hits;
-  std::vector<const Target*> targets;
-  for (const Candidate& c : ranked) {
-    const double e = statistics.evalue(c.score, qlen, c.target->length, space);
-    if (!(e <= options.evalue)) continue;
-    Hit hit;
-    hit.target_id = c.id;
-    hit.target_name = c.target->name;
-    hit.target_description = c.target->description;
-    hit.target_length = c.target->length;
-    hit.target_residues = c.target->residues;
-    hit.score = c.score;
-    hit.bits = statistics.bits(c.score, qlen, c.target->length);
-    hit.evalue = e;
-    hits.push_back(std::move(hit));
-    targets.push_back(c.target.get());
+// The reported hits of queries [q0, q1) (ranked[q - q0]: the query's best candidates, ranked): those with
+// E-value <= the threshold, with bit scores, and (Options::alignments) their alignments, computed in one
+// parallel loop over every hit of the range, the largest (query x target) first, so that a few long
+// alignments do not leave the threads of one query waiting.
+std::vector<std::vector<Hit>> report_hits(const std::vector<QueryResult>& queries, std::size_t q0,
+                                          const std::vector<std::vector<Candidate>>& ranked,
+                                          const Statistics& statistics, const SearchSpace& space,
+                                          const Options& options, const sw::PassModel& model,
+                                          ThreadPool& pool) {
+  std::vector<std::vector<Hit>> hits(ranked.size());
+  struct Job {
+    std::size_t query = 0, hit = 0;
+    const Target* target = nullptr;
+    std::uint64_t cells = 0;
+  };
+  std::vector<Job> jobs;
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    const QueryResult& query = queries[q0 + i];
+    const auto qlen = static_cast<std::uint32_t>(query.residues.size());
+    for (const Candidate& c : ranked[i]) {
+      const double e = statistics.evalue(c.score, qlen, c.target->length, space);
+      if (!(e <= options.evalue)) continue;
+      Hit hit;
+      hit.target_id = c.id;
+      hit.target_name = c.target->name;
+      hit.target_description = c.target->description;
+      hit.target_length = c.target->length;
+      hit.target_residues = c.target->residues;
+      hit.score = c.score;
+      hit.bits = statistics.bits(c.score, qlen, c.target->length);
+      hit.evalue = e;
+      jobs.push_back(Job{i, hits[i].size(), c.target.get(), std::uint64_t{qlen} * c.target->length});
+      hits[i].push_back(std::move(hit));
+    }
   }
   if (options.alignments) {
-    pool.parallel_for(hits.size(), 1, [&](std::size_t begin, std::size_t end) {
+    std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) { return a.cells > b.cells; });
+    pool.parallel_for(jobs.size(), 1, [&](std::size_t begin, std::size_t end) {
       thread_local sw::simd::Workspace workspace;
       std::vector<std::uint8_t> rq, rt;
-      for (std::size_t k = begin; k < end; ++k)
-        align_hit(model, query.residues, *targets[k], hits[k], workspace, rq, rt);
+      for (std::size_t k = begin; k < end; ++k) {
+        const Job& j = jobs[k];
+        align_hit(model, queries[q0 + j.query].residues, *j.target, hits[j.query][j.hit], workspace, rq, rt);
+      }
     });
   }
   return hits;
@@ -483,7 +499,8 @@ std::uint64_t sequence_file_weight(const std::string& path, const ReaderOptions&
   return dist::shard_weight(residues, source.records());
 }
 
-// Queries finished together in a distributed search (bounds rank 0's memory for the merged hits).
+// Queries finished together: their hits are aligned in one parallel loop (and, in a distributed search,
+// merged on rank 0 in one exchange); bounds the memory the hits of finished queries take.
 constexpr std::size_t kQueriesPerRound = 64;
 
 // The end of a distributed search, for queries [q0, q1) (Summary and tops of every rank; on_query on rank
@@ -542,22 +559,23 @@ void finish_round(const dist::Comm& world, std::size_t q0, std::size_t q1, std::
 
   const std::vector<dist::Bytes> parts = dist::exchange(world, [&] {
     dist::ByteReader cr(cuts);
-    dist::ByteWriter w;
-    for (std::size_t q = q0; q < q1; ++q) {
-      std::span<const Candidate> mine(ranked[q - q0]);
-      if (cr.boolean()) {
-        Candidate last;
-        last.score = cr.integer<std::int32_t>();
-        last.id = cr.integer<std::uint64_t>();
-        std::size_t keep = 0;
-        while (keep < mine.size() && !Better{}(last, mine[keep])) ++keep;
-        mine = mine.first(keep);
-      }
-      const std::vector<Hit> hits = report_hits(queries[q], mine, statistics, space, options, model, pool);
-      w.integer(static_cast<std::uint64_t>(hits.size()));
-      for (const Hit& h : hits) dist::write_sw_hit(w, h);
+    for (std::vector<Candidate>& mine : ranked) {
+      if (!cr.boolean()) continue;
+      Candidate last;
+      last.score = cr.integer<std::int32_t>();
+      last.id = cr.integer<std::uint64_t>();
+      std::size_t keep = 0;
+      while (keep < mine.size() && !Better{}(last, mine[keep])) ++keep;
+      mine.resize(keep);
     }
     cr.expect_done();
+    const std::vector<std::vector<Hit>> hits =
+        report_hits(queries, q0, ranked, statistics, space, options, model, pool);
+    dist::ByteWriter w;
+    for (const std::vector<Hit>& query_hits : hits) {
+      w.integer(static_cast<std::uint64_t>(query_hits.size()));
+      for (const Hit& h : query_hits) dist::write_sw_hit(w, h);
+    }
     return w.take();
   });
   ranked.clear();
@@ -748,18 +766,29 @@ Summary search_impl(const std::string& query_path, const std::string& db_path, c
                    space, options, *model, *pool, on_query);
     return summary;
   }
-  for (std::size_t q = 0; q < queries.size(); ++q) {
-    QueryResult& query = queries[q];
-    const std::vector<Candidate> ranked = tops[q].take_sorted();
+  for (std::size_t q0 = 0; q0 < queries.size(); q0 += kQueriesPerRound) {
+    const std::size_t q1 = std::min(queries.size(), q0 + kQueriesPerRound);
+    std::vector<std::vector<Candidate>> ranked;
+    for (std::size_t q = q0; q < q1; ++q) ranked.push_back(tops[q].take_sorted());
     const Clock::time_point t0 = Clock::now();
-    query.hits = report_hits(query, ranked, *statistics, space, options, *model, *pool);
-    if (timing)
-      fmt::print(stderr,
-                 "swsearch timing: query {} ({}, {} residues): score {:.3f} s, {} hits, align {:.3f} s\n",
-                 q + 1, query.name, query.residues.size(), query_score_seconds[q], query.hits.size(),
-                 seconds_since(t0));
-    if (on_query) on_query(query);
-    query = QueryResult{};  // release the query's hits once reported
+    std::vector<std::vector<Hit>> hits =
+        report_hits(queries, q0, ranked, *statistics, space, options, *model, *pool);
+    ranked.clear();
+    if (timing) {
+      std::size_t n = 0;
+      for (const std::vector<Hit>& h : hits) n += h.size();
+      fmt::print(stderr, "swsearch timing: queries {}-{}: {} hits, E-values and alignments {:.3f} s\n",
+                 q0 + 1, q1, n, seconds_since(t0));
+    }
+    for (std::size_t q = q0; q < q1; ++q) {
+      QueryResult& query = queries[q];
+      query.hits = std::move(hits[q - q0]);
+      if (timing)
+        fmt::print(stderr, "swsearch timing: query {} ({}, {} residues): score {:.3f} s, {} hits\n", q + 1,
+                   query.name, query.residues.size(), query_score_seconds[q], query.hits.size());
+      if (on_query) on_query(query);
+      query = QueryResult{};  // release the query's hits once reported
+    }
   }
   return summary;
 }
