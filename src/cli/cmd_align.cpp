@@ -8,15 +8,24 @@
 // whatever the input size. Results are written chunk by chunk in submission order, which is input
 // order. --pairs needs random access by name, so it loads both sequence files (and the pair list)
 // into memory first.
+//
+// Under MPI (docs/ALIGN.md "Under MPI", docs/MPI.md): every rank reads both inputs the same way (same
+// chunks), aligns its cell-balanced contiguous part of each chunk (dist::align_split) on its own GPUs
+// (dist::local_devices) or CPU threads, and sends the results to rank 0 (dist::exchange), which writes
+// them in input order: the output is a one-process run's, byte for byte. One process keeps run_pipeline.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <cstdio>
 #include <deque>
+#include <exception>
 #include <fstream>
 #include <future>
+#include <iterator>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,9 +35,11 @@
 
 #include "cli/align_output.hpp"
 #include "cli/commands.hpp"
+#include "dist/align_wire.hpp"
 #include "sw/model.hpp"
 #include "sw/pairwise.hpp"
 #include "warpsearch/align.hpp"
+#include "warpsearch/dist.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/output_file.hpp"
 #include "warpsearch/scoring.hpp"
@@ -408,94 +419,261 @@ RunTotals run_pipeline(PairFeed& feed, const ChunkLimits& limits, const PairAdde
   return totals;
 }
 
+// A chunk in flight under MPI: this rank's part of it (pairs [begin, end) of the chunk), submitted to its
+// own aligner (no future when the part is empty), and the chunk's pairs (rank 0 writes them all).
+struct DistInFlight {
+  std::future<std::vector<align::Result>> results;
+  std::vector<std::uint64_t> bounds;  // dist::align_split of the chunk: rank r aligns bounds[r]..bounds[r+1]
+  Chunk chunk;                        // batch released; meta kept
+};
+
+// The chunk pipeline under MPI (comm.size() > 1). Every rank reads every chunk (the same chunks: same
+// inputs, same limits), aligns its cell-balanced part of it (dist::align_split) with its own aligner, and
+// sends the results to rank 0 (dist::exchange), which writes the chunk in input order; kChunksInFlight
+// chunks are queued as in run_pipeline, so a rank's aligner works on the next chunk during an exchange.
+// Each step that can fail on some ranks only (reading, aligning, rank 0's writing) goes through
+// dist::agree / dist::exchange, so every rank stops together; rank 0's write errors are kept and raised at
+// the next agreed step. writer is set on rank 0 only.
+RunTotals run_pipeline_distributed(const dist::Comm& comm, PairFeed& feed, const ChunkLimits& limits,
+                                   const PairAdder& adder, align::Aligner& aligner, ResultWriter* writer,
+                                   OutputFile* out) {
+  RunTotals totals;
+  std::deque<DistInFlight> in_flight;
+  std::exception_ptr write_error;  // rank 0: the first error writing the output
+  const auto raise_write_error = [&] {
+    if (write_error) std::rethrow_exception(write_error);
+  };
+  const auto range_text = [](const Chunk& chunk, std::uint64_t begin, std::uint64_t end) {
+    const std::uint64_t first = chunk.first_pair + begin + 1;
+    return fmt::format("pairs {}..{}", first, chunk.first_pair + end);
+  };
+  const auto write_oldest = [&] {
+    DistInFlight& oldest = in_flight.front();
+    const auto rank = static_cast<std::size_t>(comm.rank());
+    std::vector<align::Result> own;
+    const std::vector<dist::Bytes> parts = dist::exchange(comm, [&] {
+      std::vector<align::Result> results;
+      if (oldest.results.valid()) {
+        try {
+          results = oldest.results.get();
+        } catch (const Error& e) {
+          throw Error(e.kind(),
+                      fmt::format("aligning {}: {}",
+                                  range_text(oldest.chunk, oldest.bounds[rank], oldest.bounds[rank + 1]),
+                                  e.message()),
+                      e.file(), e.line());
+        }
+      }
+      if (!comm.is_root()) return dist::encode_align_results(results);
+      own = std::move(results);
+      return dist::Bytes();
+    });
+    if (comm.is_root() && !write_error) {
+      try {
+        std::vector<align::Result> all = std::move(own);
+        all.reserve(oldest.chunk.meta.size());
+        for (std::size_t r = 1; r < parts.size(); ++r) {
+          std::vector<align::Result> part = dist::decode_align_results(parts[r]);
+          if (part.size() != oldest.bounds[r + 1] - oldest.bounds[r]) {
+            throw Error(ErrorKind::kInternal,
+                        fmt::format("rank {} returned {} results for {}", r, part.size(),
+                                    range_text(oldest.chunk, oldest.bounds[r], oldest.bounds[r + 1])));
+          }
+          std::move(part.begin(), part.end(), std::back_inserter(all));
+        }
+        writer->write(std::move(all), oldest.chunk);
+      } catch (...) {
+        write_error = std::current_exception();
+      }
+    }
+    in_flight.pop_front();
+  };
+  for (;;) {
+    Chunk chunk;
+    bool more = false;
+    dist::agree(comm, [&] {
+      raise_write_error();
+      more = feed.fill(chunk, limits, adder);
+    });
+    // Every rank must have read the same chunk (the same files): otherwise their collectives would no
+    // longer match. The test uses only all-reduced values, so all ranks take the same branch.
+    const std::uint64_t pairs = chunk.meta.size();
+    const std::uint64_t most = comm.allreduce_max(pairs);
+    if (comm.allreduce_sum(pairs) != most * static_cast<std::uint64_t>(comm.size())) {
+      throw dist::CollectiveError(
+          ErrorKind::kInput,
+          fmt::format("the ranks read different numbers of pairs after pair {} (were --query and --target "
+                      "changed during the run, or do the ranks see different files?)",
+                      totals.pairs));
+    }
+    if (!more) break;
+    totals.pairs += pairs;
+    totals.cells += chunk.batch.cells();
+    while (in_flight.size() >= kChunksInFlight) write_oldest();
+    DistInFlight job;
+    std::vector<std::uint64_t> cells(chunk.meta.size());
+    for (std::size_t i = 0; i < cells.size(); ++i)
+      cells[i] = std::uint64_t{chunk.batch.query(i).size()} * chunk.batch.target(i).size();
+    job.bounds = dist::align_split(cells, comm.size());
+    const auto rank = static_cast<std::size_t>(comm.rank());
+    const std::uint64_t begin = job.bounds[rank], end = job.bounds[rank + 1];
+    if (end > begin) {
+      align::Batch mine;
+      std::size_t residues = 0;
+      for (std::uint64_t i = begin; i < end; ++i)
+        residues += chunk.batch.query(i).size() + chunk.batch.target(i).size();
+      mine.reserve(end - begin, residues);
+      for (std::uint64_t i = begin; i < end; ++i) mine.add(chunk.batch.query(i), chunk.batch.target(i));
+      job.results = aligner.submit(std::move(mine));
+    }
+    chunk.batch = align::Batch();
+    job.chunk = std::move(chunk);
+    in_flight.push_back(std::move(job));
+  }
+  while (!in_flight.empty()) write_oldest();
+  dist::agree(comm, [&] {
+    raise_write_error();
+    if (out != nullptr) out->commit();
+  });
+  return totals;
+}
+
 void run_align(const AlignOptions& o, const GlobalOptions& global) {
-  // Options that need no data.
-  const std::optional<AlignFormat> format = parse_align_format(o.format);
-  if (!format) throw Error(ErrorKind::kUsage, fmt::format("--format {}: expected tsv, sam or paf", o.format));
-  const std::optional<align::Mode> mode = align::parse_mode(o.mode);
-  if (!mode)
-    throw Error(ErrorKind::kUsage, fmt::format("--mode {}: expected local, global or semiglobal", o.mode));
-  const std::optional<DeviceMode> device = parse_device_mode(global.device);
-  if (!device)
-    throw Error(ErrorKind::kUsage, fmt::format("--device {}: expected auto, cpu or gpu", global.device));
-  if (o.batch_pairs == 0 || o.batch_residues == 0) {
-    throw Error(ErrorKind::kUsage, "--batch-pairs and --batch-residues must be at least 1");
-  }
-  if (o.query == "-" && o.target == "-") {
-    throw Error(ErrorKind::kUsage, "--query and --target cannot both be stdin");
-  }
-
-  // The alphabet: given, or guessed from the start of the query file; the target is read with it.
-  ReaderOptions reader_options;
-  reader_options.alphabet = alphabet_option(o.alphabet == "auto" ? std::string() : o.alphabet);
-  SequenceReader query_reader(o.query, reader_options);
-  const Alphabet alphabet = query_reader.alphabet();
-  reader_options.alphabet = alphabet.kind();
-  SequenceReader target_reader(o.target, reader_options);
-
+  const dist::Comm one_process;
+  const dist::Comm& comm = global.comm != nullptr ? *global.comm : one_process;
+  const bool distributed = comm.size() > 1;
+  // Under MPI every rank runs this with the same arguments and reads both inputs itself; the steps that
+  // can fail run inside dist::agree (an error on any rank stops all of them together, rank 0 reports it),
+  // and rank 0 alone writes. With one process agree() is just the call.
+  std::optional<AlignFormat> format;
+  std::optional<SequenceReader> query_reader, target_reader;
+  std::optional<Alphabet> alphabet;
   align::Config config;
-  config.matrix = choose_matrix(o, alphabet.kind());
-  config.gaps = config.matrix.default_gaps();
-  if (o.gap_open_opt->count() > 0) config.gaps.open = o.gap_open;
-  if (o.gap_extend_opt->count() > 0) config.gaps.extend = o.gap_extend;
-  config.mode = *mode;
-  config.traceback = *format != AlignFormat::kTsv || o.cigar;
-  config.device = *device;
-  config.gpus = global.gpus;
-  config.threads = global.threads;
-  config.validate();
-  const sw::PassModel model = sw::PassModel::make(config.matrix, config.gaps, config.mode);
-
-  // The header first (SAM needs the targets), then the pairs.
-  const bool pairs_mode = !o.pairs.empty();
+  std::optional<sw::PassModel> model;
   std::optional<SequenceTable> queries, targets;
   std::unique_ptr<PairFeed> feed;
   std::vector<SamReference> references;
-  if (pairs_mode) {
-    // One table when both options name the same file (all-vs-some pairs within one set).
-    queries = load_table(query_reader);
-    if (o.target != o.query) targets = load_table(target_reader);
-    const SequenceTable& target_table = targets ? *targets : *queries;
-    auto list =
-        std::make_unique<ListFeed>(*queries, target_table, load_pairs(o.pairs, *queries, target_table));
-    if (*format == AlignFormat::kSam) {
-      std::vector<bool> listed(target_table.seqs.size(), false);
-      for (const PairIndex& p : list->pairs()) {
-        if (listed[p.target]) continue;
-        listed[p.target] = true;
-        references.push_back({target_table.seqs[p.target].name, target_table.seqs[p.target].length()});
-      }
+  std::optional<OutputFile> out;
+  std::unique_ptr<align::Aligner> aligner;
+  std::chrono::steady_clock::time_point start;
+  dist::agree(comm, [&] {
+    // Options that need no data.
+    format = parse_align_format(o.format);
+    if (!format)
+      throw Error(ErrorKind::kUsage, fmt::format("--format {}: expected tsv, sam or paf", o.format));
+    const std::optional<align::Mode> mode = align::parse_mode(o.mode);
+    if (!mode)
+      throw Error(ErrorKind::kUsage, fmt::format("--mode {}: expected local, global or semiglobal", o.mode));
+    const std::optional<DeviceMode> device = parse_device_mode(global.device);
+    if (!device)
+      throw Error(ErrorKind::kUsage, fmt::format("--device {}: expected auto, cpu or gpu", global.device));
+    if (o.batch_pairs == 0 || o.batch_residues == 0) {
+      throw Error(ErrorKind::kUsage, "--batch-pairs and --batch-residues must be at least 1");
     }
-    feed = std::move(list);
-  } else {
-    if (*format == AlignFormat::kSam) references = scan_sam_references(o.target, reader_options);
-    feed = std::make_unique<ZipFeed>(query_reader, target_reader);
-  }
+    if (o.query == "-" && o.target == "-") {
+      throw Error(ErrorKind::kUsage, "--query and --target cannot both be stdin");
+    }
+    if (distributed && (o.query == "-" || o.target == "-")) {
+      throw Error(ErrorKind::kUsage,
+                  fmt::format("--{} - : under MPI every rank reads --query and --target itself, so they "
+                              "cannot be stdin",
+                              o.query == "-" ? "query" : "target"));
+    }
 
-  const auto start = std::chrono::steady_clock::now();
-  OutputFile out(o.output);
-  if (*format == AlignFormat::kTsv) out.write(tsv_header(o.cigar));
-  if (*format == AlignFormat::kSam) out.write(sam_header(references, kVersion));
+    // The alphabet: given, or guessed from the start of the query file; the target is read with it.
+    ReaderOptions reader_options;
+    reader_options.alphabet = alphabet_option(o.alphabet == "auto" ? std::string() : o.alphabet);
+    query_reader.emplace(o.query, reader_options);
+    alphabet.emplace(query_reader->alphabet());
+    reader_options.alphabet = alphabet->kind();
+    target_reader.emplace(o.target, reader_options);
 
-  align::Aligner aligner(config);
-  const PairAdder adder(model, alphabet, *format == AlignFormat::kSam, o.query);
-  ResultWriter writer(out, *format, o.cigar);
+    config.matrix = choose_matrix(o, alphabet->kind());
+    config.gaps = config.matrix.default_gaps();
+    if (o.gap_open_opt->count() > 0) config.gaps.open = o.gap_open;
+    if (o.gap_extend_opt->count() > 0) config.gaps.extend = o.gap_extend;
+    config.mode = *mode;
+    config.traceback = *format != AlignFormat::kTsv || o.cigar;
+    config.device = *device;
+    config.gpus = global.gpus;
+    config.threads = global.threads;
+    config.validate();
+    model.emplace(sw::PassModel::make(config.matrix, config.gaps, config.mode));
+
+    // The header first (SAM needs the targets), then the pairs.
+    if (!o.pairs.empty()) {
+      // One table when both options name the same file (all-vs-some pairs within one set).
+      queries = load_table(*query_reader);
+      if (o.target != o.query) targets = load_table(*target_reader);
+      const SequenceTable& target_table = targets ? *targets : *queries;
+      auto list =
+          std::make_unique<ListFeed>(*queries, target_table, load_pairs(o.pairs, *queries, target_table));
+      if (*format == AlignFormat::kSam && comm.is_root()) {
+        std::vector<bool> listed(target_table.seqs.size(), false);
+        for (const PairIndex& p : list->pairs()) {
+          if (listed[p.target]) continue;
+          listed[p.target] = true;
+          references.push_back({target_table.seqs[p.target].name, target_table.seqs[p.target].length()});
+        }
+      }
+      feed = std::move(list);
+    } else {
+      if (*format == AlignFormat::kSam && comm.is_root())
+        references = scan_sam_references(o.target, reader_options);
+      feed = std::make_unique<ZipFeed>(*query_reader, *target_reader);
+    }
+
+    start = std::chrono::steady_clock::now();
+    if (comm.is_root()) {
+      out.emplace(o.output);
+      if (*format == AlignFormat::kTsv) out->write(tsv_header(o.cigar));
+      if (*format == AlignFormat::kSam) out->write(sam_header(references, kVersion));
+    }
+    if (distributed) {
+      // The ranks of a node share its GPUs (dist::local_devices); a rank without one aligns on its CPU
+      // threads. The results are the same either way.
+      const DeviceSelection devices = global.resolve_devices();
+      std::vector<int> ids;
+      if (devices.use_gpu)
+        for (const DeviceInfo& d : devices.devices) ids.push_back(d.id);
+      const std::vector<int> mine = dist::local_devices(ids, comm.local_rank(), comm.local_size());
+      config.device = mine.empty() ? DeviceMode::kCpu : DeviceMode::kGpu;
+      config.gpus = fmt::format("{}", fmt::join(mine, ","));
+    }
+    aligner = std::make_unique<align::Aligner>(config);
+  });
+
+  // SAM letters are needed only where records are formatted (rank 0).
+  const PairAdder adder(*model, *alphabet, *format == AlignFormat::kSam && comm.is_root(), o.query);
   const ChunkLimits limits{o.batch_pairs, o.batch_residues};
-  const RunTotals totals = run_pipeline(*feed, limits, adder, aligner, writer);
-  out.commit();
+  std::optional<ResultWriter> writer;
+  if (comm.is_root()) writer.emplace(*out, *format, o.cigar);
+  RunTotals totals;
+  if (distributed) {
+    totals = run_pipeline_distributed(comm, *feed, limits, adder, *aligner, writer ? &*writer : nullptr,
+                                      out ? &*out : nullptr);
+  } else {
+    totals = run_pipeline(*feed, limits, adder, *aligner, *writer);
+    out->commit();
+  }
+  if (!comm.is_root()) return;
 
-  const std::uint64_t unknown = query_reader.unknown_letters() + target_reader.unknown_letters();
+  // Every rank read both files whole: rank 0's counts are those of one process.
+  const std::uint64_t unknown = query_reader->unknown_letters() + target_reader->unknown_letters();
   if (unknown > 0) {
     fmt::print(stderr, "warpsearch: warning: {} letters outside the {} alphabet were aligned as {}\n",
-               unknown, to_string(alphabet.kind()), alphabet.is_nucleotide() ? "N" : "X");
+               unknown, to_string(alphabet->kind()), alphabet->is_nucleotide() ? "N" : "X");
   }
   if (!global.quiet) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::string where = distributed
+                                  ? fmt::format("{} MPI ranks (rank 0: {})", comm.size(), aligner->describe())
+                                  : aligner->describe();
     fmt::print(stderr, "align: {} pair{} ({}, {}, {} {}/{}), {} cells in {:.2f} s ({:.2f} GCUPS) on {}\n",
                totals.pairs, totals.pairs == 1 ? "" : "s", align::mode_name(config.mode),
-               to_string(alphabet.kind()), config.matrix.name(), config.gaps.open, config.gaps.extend,
+               to_string(alphabet->kind()), config.matrix.name(), config.gaps.open, config.gaps.extend,
                totals.cells, seconds, seconds > 0 ? static_cast<double>(totals.cells) / seconds / 1e9 : 0.0,
-               aligner.describe());
+               where);
   }
 }
 

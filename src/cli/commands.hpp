@@ -20,8 +20,8 @@ struct GlobalOptions {
   std::string device = "auto";  // auto | cpu | gpu
   std::string gpus;             // comma-separated device ids, empty: all visible
   bool quiet = false;
-  // The MPI world (warpsearch/dist.hpp): one process unless started by an MPI launcher. hmmsearch, blastp
-  // and swsearch run distributed; main() refuses the other commands on more than one rank.
+  // The MPI world (warpsearch/dist.hpp): one process unless started by an MPI launcher. hmmsearch, blastp,
+  // swsearch and align run distributed; main() refuses the other commands on more than one rank.
   const dist::Comm* comm = nullptr;
   std::string mpi_split = "db";  // --mpi-split db|queries (docs/MPI.md)
 

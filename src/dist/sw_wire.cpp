@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <utility>
 
+#include "dist/align_wire.hpp"
+
 namespace warpsearch::dist {
 
 void write_sw_hit(ByteWriter& w, const swsearch::Hit& hit) {
@@ -15,17 +17,7 @@ void write_sw_hit(ByteWriter& w, const swsearch::Hit& hit) {
   w.f64(hit.bits);
   w.f64(hit.evalue);
   w.boolean(hit.alignment.has_value());
-  if (hit.alignment) {
-    const align::Result& a = *hit.alignment;
-    w.integer(a.score);
-    w.integer(a.query_begin);
-    w.integer(a.query_end);
-    w.integer(a.target_begin);
-    w.integer(a.target_end);
-    w.str(a.cigar);
-    w.integer(a.matches);
-    w.integer(a.length);
-  }
+  if (hit.alignment) write_align_result(w, *hit.alignment);
   w.bytes(hit.target_residues);
   w.integer(hit.positives);
   w.integer(hit.gap_opens);
@@ -41,18 +33,7 @@ swsearch::Hit read_sw_hit(ByteReader& r) {
   hit.score = r.integer<std::int32_t>();
   hit.bits = r.f64();
   hit.evalue = r.f64();
-  if (r.boolean()) {
-    align::Result a;
-    a.score = r.integer<std::int32_t>();
-    a.query_begin = r.integer<std::uint32_t>();
-    a.query_end = r.integer<std::uint32_t>();
-    a.target_begin = r.integer<std::uint32_t>();
-    a.target_end = r.integer<std::uint32_t>();
-    a.cigar = r.str();
-    a.matches = r.integer<std::uint32_t>();
-    a.length = r.integer<std::uint32_t>();
-    hit.alignment = std::move(a);
-  }
+  if (r.boolean()) hit.alignment = read_align_result(r);
   hit.target_residues = r.bytes();
   hit.positives = r.integer<std::uint32_t>();
   hit.gap_opens = r.integer<std::uint32_t>();
