@@ -512,6 +512,7 @@ void finish_round(const dist::Comm& world, std::size_t q0, std::size_t q1, std::
                   std::vector<Candidates>& tops, const Statistics& statistics, const SearchSpace& space,
                   const Options& options, const sw::PassModel& model, ThreadPool& pool,
                   const QueryCallback& on_query) {
+  const Clock::time_point t0 = Clock::now();
   std::vector<std::vector<Candidate>> ranked(q1 - q0);
   for (std::size_t q = q0; q < q1; ++q) ranked[q - q0] = tops[q].take_sorted();
   const std::vector<dist::Bytes> lists = dist::exchange(world, [&] {
@@ -556,6 +557,8 @@ void finish_round(const dist::Comm& world, std::size_t q0, std::size_t q1, std::
     cuts = w.take();
   }
   world.broadcast(cuts);
+  const double cut_seconds = seconds_since(t0);
+  double align_seconds = 0.0;
 
   const std::vector<dist::Bytes> parts = dist::exchange(world, [&] {
     dist::ByteReader cr(cuts);
@@ -569,8 +572,10 @@ void finish_round(const dist::Comm& world, std::size_t q0, std::size_t q1, std::
       mine.resize(keep);
     }
     cr.expect_done();
+    const Clock::time_point a0 = Clock::now();
     const std::vector<std::vector<Hit>> hits =
         report_hits(queries, q0, ranked, statistics, space, options, model, pool);
+    align_seconds = seconds_since(a0);
     dist::ByteWriter w;
     for (const std::vector<Hit>& query_hits : hits) {
       w.integer(static_cast<std::uint64_t>(query_hits.size()));
@@ -579,6 +584,11 @@ void finish_round(const dist::Comm& world, std::size_t q0, std::size_t q1, std::
     return w.take();
   });
   ranked.clear();
+  if (options.timing)
+    fmt::print(stderr,
+               "swsearch timing: rank {}: queries {}-{}: cut {:.3f} s, E-values and alignments {:.3f} s, "
+               "round {:.3f} s\n",
+               world.rank(), q0 + 1, q1, cut_seconds, align_seconds, seconds_since(t0));
   if (!world.is_root()) return;
   std::vector<dist::ByteReader> readers;
   for (const dist::Bytes& b : parts) readers.emplace_back(b);
@@ -603,6 +613,7 @@ Summary search_impl(const std::string& query_path, const std::string& db_path, c
   const bool distributed = world.size() > 1;
   const bool db_split = distributed && split == dist::Split::kDatabase;
   const bool timing = options.timing;
+  const Clock::time_point search_start = Clock::now();
 
   // Inputs and engines. Under MPI every rank does this and all agree that it worked before going on.
   std::optional<Statistics> statistics;
@@ -651,9 +662,11 @@ Summary search_impl(const std::string& query_path, const std::string& db_path, c
   const std::uint64_t batch_limit =
       options.batch_residues > 0 ? options.batch_residues : auto_batch_residues(options, world.local_size());
   if (timing)
-    fmt::print(stderr, "swsearch timing: {}{} queries, batches of <= {} residues, engines: {}\n",
+    fmt::print(stderr,
+               "swsearch timing: {}{} queries, batches of <= {} residues, engines: {} (inputs and engines "
+               "ready in {:.3f} s)\n",
                distributed ? fmt::format("rank {} of {}: ", world.rank(), world.size()) : std::string(),
-               mine.size(), batch_limit, fmt::join(summary.engines, "; "));
+               mine.size(), batch_limit, fmt::join(summary.engines, "; "), seconds_since(search_start));
 
   // Scoring stage: batch `current` on the engines while the reader fills `next`.
   std::vector<Candidates> tops;
