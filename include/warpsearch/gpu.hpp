@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -37,6 +38,9 @@ struct DeviceProbe {
   std::string unavailable_reason;   // why devices is empty ("built without CUDA", "no CUDA driver", ...)
 };
 DeviceProbe probe_devices();
+// Like probe_devices(), but inspects only the devices choose(count) returns (count: the visible devices;
+// ids outside 0..count-1 are ignored): no CUDA context is started on the others.
+DeviceProbe probe_devices(const std::function<std::vector<int>(int count)>& choose);
 
 struct DeviceSelection {
   bool use_gpu = false;
@@ -48,6 +52,12 @@ struct DeviceSelection {
 // unknown or duplicate id in gpu_list: Error(kGpu / kUsage). kAuto without devices: CPU plus note.
 DeviceSelection select_devices(DeviceMode mode, std::string_view gpu_list);
 DeviceSelection select_devices(DeviceMode mode, std::string_view gpu_list, const DeviceProbe& probe);
+// select_devices() for one of `local_size` processes sharing this machine's GPUs (an MPI rank with its
+// node-local rank): the listed ids (or every visible device) are dealt out as dist::local_devices does
+// (warpsearch/dist.hpp), and only this process's share is probed and selected, so processes do not start
+// CUDA contexts on each other's GPUs. local_size <= 1: select_devices(mode, gpu_list).
+DeviceSelection select_local_devices(DeviceMode mode, std::string_view gpu_list, int local_rank,
+                                     int local_size);
 
 // Contiguous split of items with the given weights (e.g. residues per sequence or per batch) into
 // `parts` ranges of near-equal total weight; deterministic, ranges in order, empty ranges allowed when

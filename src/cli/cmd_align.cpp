@@ -11,7 +11,7 @@
 //
 // Under MPI (docs/ALIGN.md "Under MPI", docs/MPI.md): every rank reads both inputs the same way (same
 // chunks), aligns its cell-balanced contiguous part of each chunk (dist::align_split) on its own GPUs
-// (dist::local_devices) or CPU threads, and sends the results to rank 0 (dist::exchange), which writes
+// (select_local_devices) or CPU threads, and sends the results to rank 0 (dist::exchange), which writes
 // them in input order: the output is a one-process run's, byte for byte. One process keeps run_pipeline.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -630,13 +630,12 @@ void run_align(const AlignOptions& o, const GlobalOptions& global) {
       if (*format == AlignFormat::kSam) out->write(sam_header(references, kVersion));
     }
     if (distributed) {
-      // The ranks of a node share its GPUs (dist::local_devices); a rank without one aligns on its CPU
-      // threads. The results are the same either way.
+      // The ranks of a node share its GPUs (resolve_devices gives this rank's share, select_local_devices);
+      // a rank without one aligns on its CPU threads. The results are the same either way.
       const DeviceSelection devices = global.resolve_devices();
-      std::vector<int> ids;
+      std::vector<int> mine;
       if (devices.use_gpu)
-        for (const DeviceInfo& d : devices.devices) ids.push_back(d.id);
-      const std::vector<int> mine = dist::local_devices(ids, comm.local_rank(), comm.local_size());
+        for (const DeviceInfo& d : devices.devices) mine.push_back(d.id);
       config.device = mine.empty() ? DeviceMode::kCpu : DeviceMode::kGpu;
       config.gpus = fmt::format("{}", fmt::join(mine, ","));
     }

@@ -490,7 +490,7 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
                                                     : 1u;
   // The seed stages on the GPUs of --device / --gpus (global options; auto: the GPUs when usable). The
   // output is the same either way. Under MPI each rank takes its share of its node's GPUs
-  // (dist::local_devices).
+  // (GlobalOptions::resolve_devices, select_local_devices: only its share is probed).
   // The GPUs are probed (driver and context start-up: a few hundred ms) while the database totals and the
   // first queries are read; an invalid --device value is reported now.
   if (!parse_device_mode(global.device))
@@ -553,7 +553,7 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
     std::vector<int> ids;
     if (devices.use_gpu)
       for (const DeviceInfo& d : devices.devices) ids.push_back(d.id);
-    run.gpus = comm.size() > 1 ? dist::local_devices(ids, comm.local_rank(), comm.local_size()) : ids;
+    run.gpus = ids;
   };
   // A batch's output text, HSP count and stderr messages (timing, warnings); first: the 0-based number of
   // its first query in the query file.

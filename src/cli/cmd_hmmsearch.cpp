@@ -8,7 +8,7 @@
 // N (HMMER's option; 0 means one thread, as HMMER's serial mode) or the global --threads. Under mpirun/srun
 // the database is split over the ranks and rank 0 alone writes the outputs (docs/MPI.md). GPU filters: the
 // global --device / --gpus choose the GPUs that run the MSV and Viterbi filters (auto: the usable GPUs,
-// else the CPU; under MPI each rank takes its share of its node's GPUs, dist::local_devices); --verify N
+// else the CPU; under MPI each rank takes its share of its node's GPUs, select_local_devices); --verify N
 // checks N targets per model and GPU against the CPU filters.
 #include <fmt/format.h>
 
@@ -92,7 +92,7 @@ void run_hmmsearch(HmmsearchOptions& o, const GlobalOptions& global) {
     std::vector<int> ids;
     if (devices.use_gpu)
       for (const DeviceInfo& d : devices.devices) ids.push_back(d.id);
-    s.gpus = comm.size() > 1 ? dist::local_devices(ids, comm.local_rank(), comm.local_size()) : ids;
+    s.gpus = ids;
 
     labels.o = o.o;
     labels.A = o.A;

@@ -136,12 +136,12 @@ void run_swsearch(const SwsearchCliOptions& o, const GlobalOptions& global) {
     writer.emplace(std::move(settings));  // --outfmt errors before any work
 
     // The score engines on the GPUs of --device / --gpus (the results are the same either way); under MPI
-    // the ranks of a node share its GPUs (dist::local_devices).
+    // the ranks of a node share its GPUs (resolve_devices gives this rank's share, select_local_devices).
     const DeviceSelection devices = global.resolve_devices();
     std::vector<int> ids;
     if (devices.use_gpu)
       for (const DeviceInfo& d : devices.devices) ids.push_back(d.id);
-    options.gpus = comm.size() > 1 ? dist::local_devices(ids, comm.local_rank(), comm.local_size()) : ids;
+    options.gpus = ids;
     if (comm.is_root()) out.emplace(o.out);
   });
   // The header goes out with the first query's results: search() reads every input and scores the whole

@@ -30,7 +30,8 @@ struct GlobalOptions {
   }
 
   unsigned resolved_threads() const;
-  // Resolves --device/--gpus against the machine (see gpu.hpp); throws Error(kUsage/kGpu).
+  // Resolves --device/--gpus against the machine (see gpu.hpp); throws Error(kUsage/kGpu). Under MPI
+  // (comm with several ranks): this rank's share of its node's GPUs (select_local_devices).
   DeviceSelection resolve_devices() const;
 };
 

@@ -32,6 +32,8 @@ unsigned GlobalOptions::resolved_threads() const { return ThreadPool::resolve(th
 DeviceSelection GlobalOptions::resolve_devices() const {
   const auto mode = parse_device_mode(device);
   if (!mode) throw Error(ErrorKind::kUsage, fmt::format("--device {}: expected auto, cpu or gpu", device));
+  if (comm != nullptr && comm->size() > 1)
+    return select_local_devices(*mode, gpus, comm->local_rank(), comm->local_size());
   return select_devices(*mode, gpus);
 }
 

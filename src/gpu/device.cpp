@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "warpsearch/dist.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/gpu.hpp"
 
@@ -15,7 +16,7 @@ namespace warpsearch {
 
 #ifdef WARPSEARCH_HAVE_CUDA
 // Implemented in src/gpu/cuda/probe.cu, compiled only in CUDA builds.
-DeviceProbe probe_cuda_devices();
+DeviceProbe probe_cuda_devices(const std::function<std::vector<int>(int count)>& choose);
 #endif
 
 namespace {
@@ -86,11 +87,40 @@ bool gpu_support_compiled() {
 }
 
 DeviceProbe probe_devices() {
+  return probe_devices([](int count) {
+    std::vector<int> all(static_cast<std::size_t>(std::max(count, 0)));
+    for (int id = 0; id < count; ++id) all[static_cast<std::size_t>(id)] = id;
+    return all;
+  });
+}
+
+DeviceProbe probe_devices(const std::function<std::vector<int>(int count)>& choose) {
 #ifdef WARPSEARCH_HAVE_CUDA
-  return probe_cuda_devices();
+  return probe_cuda_devices(choose);
 #else
+  static_cast<void>(choose);
   return DeviceProbe{{}, "warpsearch was built without CUDA support"};
 #endif
+}
+
+DeviceSelection select_local_devices(DeviceMode mode, std::string_view gpu_list, int local_rank,
+                                     int local_size) {
+  if (local_size <= 1 || mode == DeviceMode::kCpu) return select_devices(mode, gpu_list);
+  const std::vector<int> listed = parse_gpu_list(gpu_list);  // usage errors first, as select_devices
+  std::vector<int> mine;
+  const DeviceProbe probe = probe_devices([&](int count) {
+    std::vector<int> ids = listed;
+    if (ids.empty())
+      for (int id = 0; id < count; ++id) ids.push_back(id);
+    mine = dist::local_devices(ids, local_rank, local_size);
+    return mine;
+  });
+  std::string share;
+  for (const int id : mine) {
+    if (!share.empty()) share.push_back(',');
+    share.append(std::to_string(id));
+  }
+  return select_devices(mode, share, probe);
 }
 
 DeviceSelection select_devices(DeviceMode mode, std::string_view gpu_list) {

@@ -8,9 +8,11 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpu/residue_histogram.hpp"
+#include "warpsearch/dist.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/gpu.hpp"
 
@@ -80,6 +82,49 @@ TEST(DeviceProbe, MatchesTheBuild) {
     EXPECT_GT(d.total_memory, 0u);
     EXPECT_LE(d.free_memory, d.total_memory);
   }
+}
+
+// The rank-local selection (MPI ranks sharing a node): each process gets its dist::local_devices share of
+// the visible devices and probes only those; usage errors as select_devices. On a machine without a
+// usable GPU, auto falls back to the CPU for every rank.
+TEST(SelectLocalDevices, EachProcessGetsItsShareAndProbesOnlyIt) {
+  const DeviceProbe all = probe_devices();
+  std::vector<int> ids;
+  for (const DeviceInfo& d : all.devices) ids.push_back(d.id);
+  for (const int local_size : {1, 2, 3, 5}) {
+    for (int r = 0; r < local_size; ++r) {
+      const DeviceSelection s = select_local_devices(DeviceMode::kAuto, "", r, local_size);
+      EXPECT_EQ(s.use_gpu, !ids.empty());
+      std::vector<int> got;
+      for (const DeviceInfo& d : s.devices) got.push_back(d.id);
+      EXPECT_EQ(got, dist::local_devices(ids, r, local_size)) << r << " of " << local_size;
+    }
+  }
+  // The probe inspects only the chosen devices.
+  std::vector<int> asked;
+  const DeviceProbe none = probe_devices([&](int count) {
+    asked.push_back(count);
+    return std::vector<int>{};
+  });
+  EXPECT_TRUE(none.devices.empty());
+  EXPECT_FALSE(none.unavailable_reason.empty());
+  if (!ids.empty()) {
+    ASSERT_EQ(asked.size(), 1u);
+    EXPECT_GE(asked[0], static_cast<int>(ids.size()));
+    const DeviceProbe last = probe_devices([&](int) { return std::vector<int>{ids.back(), -1, 1 << 20}; });
+    ASSERT_EQ(last.devices.size(), 1u);
+    EXPECT_EQ(last.devices[0].id, ids.back());
+  }
+  for (const std::string_view junk : {"x", "0,0", "-1"}) {
+    try {
+      select_local_devices(DeviceMode::kAuto, junk, 0, 2);
+      ADD_FAILURE() << "accepted --gpus " << junk;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUsage) << junk;
+    }
+  }
+  EXPECT_THROW(select_local_devices(DeviceMode::kCpu, "0", 1, 2), Error);
+  EXPECT_FALSE(select_local_devices(DeviceMode::kCpu, "", 1, 2).use_gpu);
 }
 
 TEST(SelectDevices, CpuModeNeverProbesAndRejectsGpuList) {

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <iterator>
 #include <string>
 
@@ -95,7 +96,7 @@ std::string inspect_device(int id, DeviceInfo& info) {
 
 }  // namespace
 
-DeviceProbe probe_cuda_devices() {
+DeviceProbe probe_cuda_devices(const std::function<std::vector<int>(int count)>& choose) {
   DeviceProbe probe;
   int count = 0;
   const cudaError_t count_status = cudaGetDeviceCount(&count);
@@ -112,7 +113,8 @@ DeviceProbe probe_cuda_devices() {
   int previous = 0;
   const bool restore = cudaGetDevice(&previous) == cudaSuccess;
   std::string skipped;  // why each unusable device was left out, "; "-separated
-  for (int id = 0; id < count; ++id) {
+  for (const int id : choose(count)) {
+    if (id < 0 || id >= count) continue;
     DeviceInfo info;
     const std::string problem = inspect_device(id, info);
     if (problem.empty()) {
