@@ -6,25 +6,38 @@
 // Data flow: the query file streams one record at a time (one record of look-ahead, so that a target
 // read from stdin, which can be scanned only once, is refused before any work when a second query
 // follows); each query is scanned against the whole target file by one scan::Scanner (which streams
-// the targets), and its result is formatted and written before the next query is read. The output is
-// an OutputFile created before the first scan (an unwritable path fails at once) and committed at the
-// end, so a failed run leaves no partial file. --format view also needs the aligned target letters: the
+// the targets), and its result is formatted and written before the next query's. The output is an
+// OutputFile created before the first scan (an unwritable path fails at once) and committed at the end,
+// so a failed run leaves no partial file. --format view also needs the aligned target letters: the
 // target file is read once more per query with hits, keeping only the aligned segments.
+//
+// Under MPI (docs/SCAN.md "Under MPI"; --mpi-split is ignored: scan always splits the queries) every rank
+// reads the query file itself, in rounds of R records (R ranks): record i is scanned by rank i mod R
+// against the whole target file on its own GPUs (select_local_devices) or CPU threads, formatted there,
+// and the text sent to rank 0 (dist::exchange), which alone opens the OutputFile and writes the queries
+// in file order. Setup and each round are collective steps (dist::agree / dist::exchange): an error on
+// any rank stops every rank, rank 0 reports it once, and no output file is left.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "dist/bytes.hpp"
 #include "scan/output.hpp"
+#include "warpsearch/dist.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/output_file.hpp"
 #include "warpsearch/scan.hpp"
@@ -131,156 +144,307 @@ std::vector<std::string> aligned_target_letters(const std::string& path, const R
   return letters;
 }
 
-void print_stats(const scan::QueryResult& r) {
+// One query's scan statistics (--stats), a line for stderr.
+std::string stats_line(const scan::QueryResult& r) {
   const scan::ScanStats& s = r.stats;
   const double extra = s.cells > 0
                            ? 100.0 * (static_cast<double>(s.computed_cells) - static_cast<double>(s.cells)) /
                                  static_cast<double>(s.cells)
                            : 0.0;
-  fmt::print(stderr,
-             "scan stats: query {} ({} residues): {} target sequences ({} empty), {} residues; {} cells, {} "
-             "computed ({:+.2f}%); {} sections, {} fixups, {} rescans; kernel 1 {:.3f} s ({:.2f} GCUPS), "
-             "kernel 2 {:.3f} s, total {:.3f} s; {} alignments\n",
-             r.query_name, r.query_length, s.target_sequences, s.empty_targets, s.target_residues, s.cells,
-             s.computed_cells, extra, s.sections, s.fixups, s.rescans, s.kernel1_seconds,
-             s.kernel1_seconds > 0 ? static_cast<double>(s.cells) / s.kernel1_seconds / 1e9 : 0.0,
-             s.kernel2_seconds, s.total_seconds, r.hits.size());
+  return fmt::format(
+      "scan stats: query {} ({} residues): {} target sequences ({} empty), {} residues; {} cells, {} "
+      "computed ({:+.2f}%); {} sections, {} fixups, {} rescans; kernel 1 {:.3f} s ({:.2f} GCUPS), "
+      "kernel 2 {:.3f} s, total {:.3f} s; {} alignments\n",
+      r.query_name, r.query_length, s.target_sequences, s.empty_targets, s.target_residues, s.cells,
+      s.computed_cells, extra, s.sections, s.fixups, s.rescans, s.kernel1_seconds,
+      s.kernel1_seconds > 0 ? static_cast<double>(s.cells) / s.kernel1_seconds / 1e9 : 0.0, s.kernel2_seconds,
+      s.total_seconds, r.hits.size());
+}
+
+// What the rank that scanned a query sends to rank 0: the formatted output, the --stats line and the
+// counts of the summary. `scanned` is false for a rank without a query in the round.
+struct QueryOutput {
+  bool scanned = false;
+  std::string text;
+  std::string stats;
+  std::uint64_t query_residues = 0, hits = 0, cells = 0;
+  std::uint64_t target_sequences = 0, target_residues = 0;
+};
+
+dist::Bytes encode_output(const QueryOutput& q) {
+  dist::ByteWriter w;
+  w.boolean(q.scanned);
+  w.str(q.text);
+  w.str(q.stats);
+  w.integer(q.query_residues);
+  w.integer(q.hits);
+  w.integer(q.cells);
+  w.integer(q.target_sequences);
+  w.integer(q.target_residues);
+  return w.take();
+}
+
+QueryOutput decode_output(std::span<const std::uint8_t> bytes) {
+  dist::ByteReader r(bytes);
+  QueryOutput q;
+  q.scanned = r.boolean();
+  q.text = r.str();
+  q.stats = r.str();
+  q.query_residues = r.integer<std::uint64_t>();
+  q.hits = r.integer<std::uint64_t>();
+  q.cells = r.integer<std::uint64_t>();
+  q.target_sequences = r.integer<std::uint64_t>();
+  q.target_residues = r.integer<std::uint64_t>();
+  return q;
 }
 
 void run_scan(const ScanOptions& o, const GlobalOptions& global) {
-  // Options that need no data.
-  const std::optional<scan::OutputFormat> format = scan::parse_output_format(o.format);
-  if (!format)
-    throw Error(ErrorKind::kUsage, fmt::format("--format {}: expected tsv, sam, paf or view", o.format));
-  if (o.no_traceback && scan::needs_traceback(*format)) {
-    throw Error(ErrorKind::kUsage,
-                fmt::format("--format {} prints the alignment, so it cannot be combined with "
-                            "--no-traceback (only tsv can)",
-                            o.format));
-  }
-  const std::optional<scan::StrandMode> strands = scan::parse_strand_mode(o.strand);
-  if (!strands)
-    throw Error(ErrorKind::kUsage, fmt::format("--strand {}: expected both, plus or minus", o.strand));
-  const std::optional<DeviceMode> device = parse_device_mode(global.device);
-  if (!device)
-    throw Error(ErrorKind::kUsage, fmt::format("--device {}: expected auto, cpu or gpu", global.device));
-  if (o.query == "-" && o.target == "-")
-    throw Error(ErrorKind::kUsage, "--query and --target cannot both be stdin");
-  if (o.target == "-" && *format == scan::OutputFormat::kView) {
-    throw Error(ErrorKind::kUsage,
-                "--format view reads --target again for the aligned letters, so it cannot be stdin");
-  }
-
-  // The alphabet: given, or guessed from the start of the query file; the targets are read with it.
+  const dist::Comm one_process;
+  const dist::Comm& comm = global.comm != nullptr ? *global.comm : one_process;
+  const bool distributed = comm.size() > 1;
+  const auto ranks = static_cast<std::size_t>(comm.size());
+  const auto rank = static_cast<std::size_t>(comm.rank());
+  // Under MPI every rank runs this with the same arguments and reads the query file itself; query i (in
+  // file order) is scanned by rank i mod R against the whole target file, in rounds of R queries. The
+  // steps that can fail run inside dist::agree / dist::exchange (an error on any rank stops all of them
+  // together, rank 0 reports it), and rank 0 alone writes, in query order. With one process agree() and
+  // exchange() are just the call.
+  std::optional<scan::OutputFormat> format;
+  std::optional<SequenceReader> query_reader;
+  std::optional<Alphabet> alphabet;
   ReaderOptions reader_options;
-  reader_options.alphabet = alphabet_option(o.alphabet == "auto" ? std::string() : o.alphabet);
-  SequenceReader query_reader(o.query, reader_options);
-  const Alphabet alphabet = query_reader.alphabet();
-  reader_options.alphabet = alphabet.kind();
-  reader_options.allow_empty_sequences = true;  // the scanner lists empty targets and skips them
-
   scan::Config config;
-  config.matrix = choose_matrix(o, alphabet.kind());
-  // DNA scoring: SSCA#1's gaps (8 + k); protein matrices: BLAST+'s defaults for the matrix.
-  config.gaps = alphabet.is_nucleotide() ? GapCosts{8, 1} : config.matrix.default_gaps();
-  if (o.gap_open_opt->count() > 0) config.gaps.open = o.gap_open;
-  if (o.gap_extend_opt->count() > 0) config.gaps.extend = o.gap_extend;
-  config.top = o.top;
-  config.min_score = o.min_score;
-  if (alphabet.is_nucleotide()) {
-    config.strands = *strands;
-  } else {
-    if (o.strand_opt->count() > 0 && *strands != scan::StrandMode::kPlus) {
+  std::vector<Sequence> pending;  // records read ahead (the first query and one of look-ahead)
+  std::optional<OutputFile> out;
+  std::unique_ptr<scan::Scanner> scanner;
+  std::optional<scan::ResultFormatter> formatter;
+  std::chrono::steady_clock::time_point start;
+  dist::agree(comm, [&] {
+    // Options that need no data.
+    format = scan::parse_output_format(o.format);
+    if (!format)
+      throw Error(ErrorKind::kUsage, fmt::format("--format {}: expected tsv, sam, paf or view", o.format));
+    if (o.no_traceback && scan::needs_traceback(*format)) {
       throw Error(ErrorKind::kUsage,
-                  fmt::format("--strand {}: protein scans have one strand (plus)", o.strand));
+                  fmt::format("--format {} prints the alignment, so it cannot be combined with "
+                              "--no-traceback (only tsv can)",
+                              o.format));
     }
-    config.strands = scan::StrandMode::kPlus;
-  }
-  config.soft_mask = o.soft_mask;
-  config.traceback = !o.no_traceback;
-  config.device = *device;
-  config.gpus = global.gpus;
-  config.threads = global.threads;
-  config.overlap = o.overlap;
-  config.pool = o.pool;
-  config.validate();
+    const std::optional<scan::StrandMode> strands = scan::parse_strand_mode(o.strand);
+    if (!strands)
+      throw Error(ErrorKind::kUsage, fmt::format("--strand {}: expected both, plus or minus", o.strand));
+    const std::optional<DeviceMode> device = parse_device_mode(global.device);
+    if (!device)
+      throw Error(ErrorKind::kUsage, fmt::format("--device {}: expected auto, cpu or gpu", global.device));
+    if (o.query == "-" && o.target == "-")
+      throw Error(ErrorKind::kUsage, "--query and --target cannot both be stdin");
+    if (distributed && (o.query == "-" || o.target == "-")) {
+      throw Error(ErrorKind::kUsage,
+                  fmt::format("--{} - : under MPI every rank reads --query and --target itself, so they "
+                              "cannot be stdin",
+                              o.query == "-" ? "query" : "target"));
+    }
+    if (o.target == "-" && *format == scan::OutputFormat::kView) {
+      throw Error(ErrorKind::kUsage,
+                  "--format view reads --target again for the aligned letters, so it cannot be stdin");
+    }
 
-  // The first query, and one of look-ahead: stdin as the target can be scanned for one query only.
-  Sequence current, next;
-  if (!query_reader.next(current)) {
-    throw Error(ErrorKind::kInput, "the query file holds no sequences", query_reader.path());
-  }
-  bool have_next = query_reader.next(next);
-  if (have_next && o.target == "-") {
-    throw Error(
-        ErrorKind::kUsage,
-        fmt::format("--target - (stdin) can be scanned for one query only, but {} holds more ('{}' at line "
-                    "{})",
-                    query_reader.path(), next.name, next.line));
-  }
+    // The alphabet: given, or guessed from the start of the query file; the targets are read with it.
+    reader_options.alphabet = alphabet_option(o.alphabet == "auto" ? std::string() : o.alphabet);
+    query_reader.emplace(o.query, reader_options);
+    alphabet.emplace(query_reader->alphabet());
+    reader_options.alphabet = alphabet->kind();
+    reader_options.allow_empty_sequences = true;  // the scanner lists empty targets and skips them
 
-  OutputFile out(o.output);
-  const auto start = std::chrono::steady_clock::now();
-  scan::Scanner scanner(config);
-  scan::ResultFormatter formatter(*format, kVersion);
-  std::uint64_t queries = 0, query_residues = 0, hits = 0, cells = 0;
-  std::uint64_t target_sequences = 0, target_residues = 0;
-  for (;;) {
+    config.matrix = choose_matrix(o, alphabet->kind());
+    // DNA scoring: SSCA#1's gaps (8 + k); protein matrices: BLAST+'s defaults for the matrix.
+    config.gaps = alphabet->is_nucleotide() ? GapCosts{8, 1} : config.matrix.default_gaps();
+    if (o.gap_open_opt->count() > 0) config.gaps.open = o.gap_open;
+    if (o.gap_extend_opt->count() > 0) config.gaps.extend = o.gap_extend;
+    config.top = o.top;
+    config.min_score = o.min_score;
+    if (alphabet->is_nucleotide()) {
+      config.strands = *strands;
+    } else {
+      if (o.strand_opt->count() > 0 && *strands != scan::StrandMode::kPlus) {
+        throw Error(ErrorKind::kUsage,
+                    fmt::format("--strand {}: protein scans have one strand (plus)", o.strand));
+      }
+      config.strands = scan::StrandMode::kPlus;
+    }
+    config.soft_mask = o.soft_mask;
+    config.traceback = !o.no_traceback;
+    config.device = *device;
+    config.gpus = global.gpus;
+    config.threads = global.threads;
+    config.overlap = o.overlap;
+    config.pool = o.pool;
+    config.validate();
+
+    // The first query, and one of look-ahead: stdin as the target can be scanned for one query only.
+    Sequence first, next;
+    if (!query_reader->next(first)) {
+      throw Error(ErrorKind::kInput, "the query file holds no sequences", query_reader->path());
+    }
+    pending.push_back(std::move(first));
+    if (query_reader->next(next)) {
+      if (o.target == "-") {
+        throw Error(ErrorKind::kUsage,
+                    fmt::format("--target - (stdin) can be scanned for one query only, but {} holds more "
+                                "('{}' at line {})",
+                                query_reader->path(), next.name, next.line));
+      }
+      pending.push_back(std::move(next));
+    }
+
+    if (comm.is_root()) out.emplace(o.output);
+    start = std::chrono::steady_clock::now();
+    if (distributed) {
+      // The ranks of a node share its GPUs (resolve_devices gives this rank's share, select_local_devices);
+      // a rank without one scans on its CPU threads. The results are the same either way.
+      const DeviceSelection devices = global.resolve_devices();
+      std::vector<int> mine;
+      if (devices.use_gpu)
+        for (const DeviceInfo& d : devices.devices) mine.push_back(d.id);
+      config.device = mine.empty() ? DeviceMode::kCpu : DeviceMode::kGpu;
+      config.gpus = fmt::format("{}", fmt::join(mine, ","));
+    }
+    scanner = std::make_unique<scan::Scanner>(config);
+    // Query 0 (rank 0's) carries the header (TSV columns, SAM @HD/@SQ/@PG); the other ranks format the
+    // bodies only: their formatter starts with the header already given out.
+    formatter.emplace(*format, kVersion);
+    if (!comm.is_root()) (void)formatter->finish();
+  });
+
+  // The next query record in file order: the ones read ahead first.
+  const auto read_query = [&](Sequence& seq) {
+    if (pending.empty()) return query_reader->next(seq);
+    seq = std::move(pending.front());
+    pending.erase(pending.begin());
+    return true;
+  };
+  // Scans and formats one query on this rank.
+  const auto scan_query = [&](const Sequence& query) {
     scan::QueryResult result;
     try {
-      result = scanner.scan(current, o.target);
+      result = scanner->scan(query, o.target);
     } catch (const Error& e) {
       // Name the query; errors about the query itself point at its record.
       const bool about_query = e.file().empty();
-      throw Error(e.kind(), fmt::format("scanning query '{}': {}", current.name, e.message()),
-                  about_query ? query_reader.path() : e.file(), about_query ? current.line : e.line());
+      throw Error(e.kind(), fmt::format("scanning query '{}': {}", query.name, e.message()),
+                  about_query ? query_reader->path() : e.file(), about_query ? query.line : e.line());
     }
-    ++queries;
-    query_residues += current.length();
-    hits += result.hits.size();
-    cells += result.stats.cells;
-    target_sequences = result.stats.target_sequences;
-    target_residues = result.stats.target_residues;
-    if (o.stats) print_stats(result);
+    QueryOutput q;
+    q.scanned = true;
+    q.query_residues = query.length();
+    q.hits = result.hits.size();
+    q.cells = result.stats.cells;
+    q.target_sequences = result.stats.target_sequences;
+    q.target_residues = result.stats.target_residues;
+    if (o.stats) q.stats = stats_line(result);
     if (*format == scan::OutputFormat::kView) {
-      const std::string query_letters = to_letters(current, alphabet, true);
+      const std::string query_letters = to_letters(query, *alphabet, true);
       const std::vector<std::string> target_letters =
-          aligned_target_letters(o.target, reader_options, alphabet, result);
+          aligned_target_letters(o.target, reader_options, *alphabet, result);
       std::vector<scan::ViewLetters> letters;
       letters.reserve(result.hits.size());
       for (const std::string& t : target_letters) {
-        letters.push_back({query_letters, t, alphabet.kind() == AlphabetKind::kRna});
+        letters.push_back({query_letters, t, alphabet->kind() == AlphabetKind::kRna});
       }
-      out.write(formatter.format(result, letters));
+      q.text = formatter->format(result, letters);
     } else {
-      out.write(formatter.format(result));
+      q.text = formatter->format(result);
     }
-    if (!have_next) break;
-    std::swap(current, next);
-    have_next = query_reader.next(next);
-  }
-  out.write(formatter.finish());
-  out.commit();
+    return q;
+  };
 
-  if (query_reader.unknown_letters() > 0) {
+  // Rounds of R queries: every rank reads the round's records (the same ones), scans its own (record
+  // `rank` of the round), and sends the output to rank 0, which writes the round in query order. Rank
+  // 0's write errors are kept and raised at the next agreed step.
+  std::uint64_t queries = 0, query_residues = 0, hits = 0, cells = 0;
+  std::uint64_t target_sequences = 0, target_residues = 0;
+  std::exception_ptr write_error;
+  for (;;) {
+    std::uint64_t read = 0;
+    const std::vector<dist::Bytes> parts = dist::exchange(comm, [&] {
+      if (write_error) std::rethrow_exception(write_error);
+      Sequence seq, mine;
+      bool have_mine = false;
+      while (read < ranks && read_query(seq)) {
+        if (read == rank) {
+          mine = std::move(seq);
+          have_mine = true;
+        }
+        ++read;
+      }
+      QueryOutput q;
+      if (have_mine) q = scan_query(mine);
+      return encode_output(q);
+    });
+    // Every rank must have read the same records (the same file): otherwise the rounds no longer match.
+    // The test uses only all-reduced values, so all ranks take the same branch.
+    if (distributed) {
+      const std::uint64_t most = comm.allreduce_max(read);
+      if (comm.allreduce_sum(read) != most * ranks) {
+        throw dist::CollectiveError(
+            ErrorKind::kInput,
+            fmt::format("the ranks read different numbers of queries after query {} (was --query changed "
+                        "during the run, or do the ranks see different files?)",
+                        queries));
+      }
+    }
+    if (comm.is_root() && !write_error) {
+      try {
+        for (std::size_t r = 0; r < read; ++r) {
+          const QueryOutput q = decode_output(parts.at(r));
+          if (!q.scanned) throw Error(ErrorKind::kInternal, fmt::format("rank {} sent no query output", r));
+          ++queries;
+          query_residues += q.query_residues;
+          hits += q.hits;
+          cells += q.cells;
+          target_sequences = q.target_sequences;
+          target_residues = q.target_residues;
+          if (!q.stats.empty()) fmt::print(stderr, "{}", q.stats);
+          out->write(q.text);
+        }
+      } catch (...) {
+        write_error = std::current_exception();
+      }
+    }
+    if (read < ranks) break;
+  }
+  dist::agree(comm, [&] {
+    if (write_error) std::rethrow_exception(write_error);
+    if (out) {
+      out->write(formatter->finish());
+      out->commit();
+    }
+  });
+  if (!comm.is_root()) return;
+
+  // Every rank read the whole query file: rank 0's count is that of one process.
+  if (query_reader->unknown_letters() > 0) {
     fmt::print(stderr, "warpsearch: warning: {} query letters outside the {} alphabet were scanned as {}\n",
-               query_reader.unknown_letters(), to_string(alphabet.kind()),
-               alphabet.is_nucleotide() ? "N" : "X");
+               query_reader->unknown_letters(), to_string(alphabet->kind()),
+               alphabet->is_nucleotide() ? "N" : "X");
   }
   if (!global.quiet) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::string where = distributed
+                                  ? fmt::format("{} MPI ranks (rank 0: {})", comm.size(), scanner->describe())
+                                  : scanner->describe();
     fmt::print(stderr,
                "scan: {} quer{} ({} residues) vs {} target sequence{} ({} residues), {} {}/{}, {}: {} "
                "alignment{}, {} cells in {:.2f} s ({:.2f} GCUPS) on {}\n",
                queries, queries == 1 ? "y" : "ies", query_residues, target_sequences,
                target_sequences == 1 ? "" : "s", target_residues, config.matrix.name(), config.gaps.open,
                config.gaps.extend,
-               !alphabet.is_nucleotide()                   ? "plus strand"
+               !alphabet->is_nucleotide()                  ? "plus strand"
                : config.strands == scan::StrandMode::kBoth ? "both strands"
                : config.strands == scan::StrandMode::kPlus ? "plus strand"
                                                            : "minus strand",
                hits, hits == 1 ? "" : "s", cells, seconds,
-               seconds > 0 ? static_cast<double>(cells) / seconds / 1e9 : 0.0, scanner.describe());
+               seconds > 0 ? static_cast<double>(cells) / seconds / 1e9 : 0.0, where);
   }
 }
 

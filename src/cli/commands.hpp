@@ -21,7 +21,7 @@ struct GlobalOptions {
   std::string gpus;             // comma-separated device ids, empty: all visible
   bool quiet = false;
   // The MPI world (warpsearch/dist.hpp): one process unless started by an MPI launcher. hmmsearch, blastp,
-  // swsearch and align run distributed; main() refuses the other commands on more than one rank.
+  // swsearch, align and scan run distributed; main() refuses the other commands on more than one rank.
   const dist::Comm* comm = nullptr;
   std::string mpi_split = "db";  // --mpi-split db|queries (docs/MPI.md)
 

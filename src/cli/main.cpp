@@ -4,8 +4,8 @@
 // Errors surface as warpsearch::Error and become "warpsearch: error: FILE:LINE: message" on stderr
 // with the exit status of their kind (error.hpp); usage errors exit 2 with CLI11's message. Under an MPI
 // launcher (warpsearch/dist.hpp, docs/MPI.md) every rank runs main(); hmmsearch, blastp and swsearch split
-// the database (or the queries) over the ranks, align its pairs, and rank 0 alone writes; the other
-// commands refuse to run on several ranks.
+// the database (or the queries) over the ranks, align its pairs, scan its queries, and rank 0 alone writes;
+// the other commands refuse to run on several ranks.
 // Commands with BLAST+ option spellings (blastp) also take their long options with one dash, as BLAST+
 // does: blast_style_arguments() rewrites those tokens to CLI11's --name form before parsing.
 #include <fmt/format.h>
@@ -97,7 +97,7 @@ std::vector<std::string> blast_style_arguments(const CLI::App& app, int argc, ch
 }
 
 // Commands that run distributed under MPI (docs/MPI.md); the others refuse to run on several ranks.
-constexpr std::string_view kMpiCommands[] = {"hmmsearch", "blastp", "swsearch", "align"};
+constexpr std::string_view kMpiCommands[] = {"hmmsearch", "blastp", "swsearch", "align", "scan"};
 
 int run(int argc, char** argv, const dist::Comm& comm) {
   CLI::App app{"warpsearch: GPU-accelerated homologous sequence search", "warpsearch"};
@@ -142,7 +142,7 @@ int run(int argc, char** argv, const dist::Comm& comm) {
       if (comm.size() > 1)  // every rank gets here: an error they raise together
         throw dist::CollectiveError(
             ErrorKind::kUsage, fmt::format("warpsearch {} does not run under MPI ({} ranks); only hmmsearch, "
-                                           "blastp, swsearch and align do: run it as one process",
+                                           "blastp, swsearch, align and scan do: run it as one process",
                                            sub->get_name(), comm.size()));
     });
   }
