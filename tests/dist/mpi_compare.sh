@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mpi_compare.sh: end-to-end test of distributed hmmsearch, blastp and swsearch (docs/MPI.md). Runs each search as one
+# mpi_compare.sh: end-to-end test of distributed hmmsearch and blastp (docs/MPI.md). Runs each search as one
 # process and under `mpiexec --oversubscribe -n R` for R = 1, 2, 3, 4 and compares the outputs byte for byte
 # (the main hmmsearch report and the tables' tails without their timing and date lines, which differ
 # between any two runs). Also: more ranks than database sequences (empty shards), a command that does not
@@ -117,51 +117,6 @@ fi
 mpi 4 blastp -query queries.fa -db tiny.fa -outfmt 7 > e4.txt || fail "blastp empty shards"
 same e1.txt e4.txt "blastp empty shards (stdout)"
 
-# --- swsearch: report (alignments), tabular with alignment fields, --noalign; database split (FASTA, packed,
-# BLAST+) and query split; small --top (the cut falls between ranks), -E, several batches per shard, DNA.
-for db in "${dbs[@]}"; do
-  for spec in "0" "7 std score positive gaps btop" "6 qseqid sseqid score evalue bitscore slen"; do
-    for top in 50 3; do
-      extra=()
-      [[ $spec == 6* ]] && extra=(--noalign)
-      args=(swsearch --query queries.fa --db "$db" --outfmt "$spec" --top "$top" "${extra[@]}")
-      tag="sw-$db-${spec%% *}-$top"
-      "$ws" -q --threads 2 "${args[@]}" -o "$tag-1.txt"
-      [[ -s $tag-1.txt ]] || fail "swsearch one process wrote nothing"
-      for n in 2 3 4; do
-        mpi "$n" --threads 1 "${args[@]}" -o "$tag-$n.txt" || fail "swsearch -n $n $tag"
-        same "$tag-1.txt" "$tag-$n.txt" "swsearch -n $n $tag"
-      done
-      mpi 3 --mpi-split queries --threads 1 "${args[@]}" -o "$tag-q3.txt" || fail "swsearch queries -n 3 $tag"
-      same "$tag-1.txt" "$tag-q3.txt" "swsearch --mpi-split queries -n 3 $tag"
-    done
-  done
-done
-"$ws" -q swsearch --query queries.fa --db db.fa -E 1e-3 --top 20 --batch-residues 3000 > swe1.txt
-mpi 3 swsearch --query queries.fa --db db.fa -E 1e-3 --top 20 --batch-residues 3000 > swe3.txt ||
-  fail "swsearch -E -n 3"
-same swe1.txt swe3.txt "swsearch -E 1e-3 --batch-residues 3000 -n 3 (stdout)"
-# Ties across shards: 12 copies of one sequence score the same; the best --top 5 are the lowest ids.
-awk '/^>/{n++} n==1' "$src/data/globins45.fa" > one.fa
-for k in $(seq 1 12); do sed "s/^>\([^ ]*\)/>\1_$k/" one.fa; done > ties.fa
-cat "$src/data/globins45.fa" >> ties.fa
-"$ws" -q swsearch --query one.fa --db ties.fa --top 5 --outfmt 6 > swt1.txt
-for n in 2 3 5; do
-  mpi "$n" swsearch --query one.fa --db ties.fa --top 5 --outfmt 6 > "swt$n.txt" || fail "swsearch ties -n $n"
-  same swt1.txt "swt$n.txt" "swsearch ties -n $n"
-done
-# More ranks than sequences (empty shards); DNA.
-"$ws" -q swsearch --query queries.fa --db tiny.fa --outfmt 7 > swy1.txt
-mpi 4 swsearch --query queries.fa --db tiny.fa --outfmt 7 > swy4.txt || fail "swsearch empty shards"
-same swy1.txt swy4.txt "swsearch empty shards"
-if [[ -f $testdata/dna/BioMarKs50k.fa ]]; then
-  awk '/^>/{n++} n<=400' "$testdata/dna/BioMarKs50k.fa" > dna.fa
-  awk '/^>/{n++} n>=100 && n<=102' "$testdata/dna/BioMarKs50k.fa" > dnaq.fa
-  "$ws" -q swsearch --dna --query dnaq.fa --db dna.fa --top 10 > swd1.txt
-  mpi 3 swsearch --dna --query dnaq.fa --db dna.fa --top 10 > swd3.txt || fail "swsearch --dna -n 3"
-  same swd1.txt swd3.txt "swsearch --dna -n 3"
-fi
-
 # --- failures
 set +e
 mpi 3 hmmsearch -o bad.out --tblout bad.tbl models.hmm missing.fa 2> bad.err
@@ -185,25 +140,12 @@ set -e
 [[ $rc -ne 0 ]] || fail "hmmsearch --mpi-split queries with a missing database exited 0"
 grep -q "rank 0 of 3: .*missing.fa" bad4.err || fail "hmmsearch --mpi-split queries: error does not name the rank"
 set +e
-mpi 3 swsearch --query queries.fa --db missing.fa -o bad.sw 2> bad5.err
-rc=$?
-set -e
-[[ $rc -ne 0 ]] || fail "swsearch with a missing database exited 0"
-grep -q "rank 0 of 3: .*missing.fa" bad5.err || fail "swsearch: error does not name the rank and file"
-[[ $(grep -c 'missing.fa' bad5.err) -eq 1 ]] || fail "swsearch: the error is reported more than once"
-set +e
-mpi 2 swsearch --query - --db db.fa < queries.fa > bad6.out 2> bad6.err
-rc=$?
-set -e
-[[ $rc -eq 2 ]] || fail "swsearch --query - under MPI: exit $rc, expected 2 (usage)"
-[[ ! -s bad6.out ]] || fail "swsearch --query - under MPI wrote output"
-set +e
 mpi 2 makedb db.fa other 2> bad3.err
 rc=$?
 set -e
 [[ $rc -eq 2 ]] || fail "makedb under MPI: exit $rc, expected 2 (usage)"
 grep -q "does not run under MPI" bad3.err || fail "makedb under MPI: no clear message"
-leftover=$(ls | grep -E '^bad\.(out|tbl|tsv|sw)|\.tmp\.|^other' || true)
+leftover=$(ls | grep -E '^bad\.(out|tbl|tsv)|\.tmp\.|^other' || true)
 [[ -z $leftover ]] || fail "failed runs left files behind: $leftover"
 
 if ((failures)); then echo "$failures comparison(s) failed" >&2; exit 1; fi
