@@ -14,7 +14,6 @@
 // (select_local_devices) or CPU threads, and sends the results to rank 0 (dist::exchange), which writes
 // them in input order: the output is a one-process run's, byte for byte. One process keeps run_pipeline.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <chrono>
 #include <cstdio>
@@ -632,12 +631,7 @@ void run_align(const AlignOptions& o, const GlobalOptions& global) {
     if (distributed) {
       // The ranks of a node share its GPUs (resolve_devices gives this rank's share, select_local_devices);
       // a rank without one aligns on its CPU threads. The results are the same either way.
-      const DeviceSelection devices = global.resolve_devices();
-      std::vector<int> mine;
-      if (devices.use_gpu)
-        for (const DeviceInfo& d : devices.devices) mine.push_back(d.id);
-      config.device = mine.empty() ? DeviceMode::kCpu : DeviceMode::kGpu;
-      config.gpus = fmt::format("{}", fmt::join(mine, ","));
+      global.resolve_engine_devices(config.device, config.gpus);
     }
     aligner = std::make_unique<align::Aligner>(config);
   });

@@ -18,7 +18,6 @@
 // in file order. Setup and each round are collective steps (dist::agree / dist::exchange): an error on
 // any rank stops every rank, rank 0 reports it once, and no output file is left.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -302,12 +301,7 @@ void run_scan(const ScanOptions& o, const GlobalOptions& global) {
     if (distributed) {
       // The ranks of a node share its GPUs (resolve_devices gives this rank's share, select_local_devices);
       // a rank without one scans on its CPU threads. The results are the same either way.
-      const DeviceSelection devices = global.resolve_devices();
-      std::vector<int> mine;
-      if (devices.use_gpu)
-        for (const DeviceInfo& d : devices.devices) mine.push_back(d.id);
-      config.device = mine.empty() ? DeviceMode::kCpu : DeviceMode::kGpu;
-      config.gpus = fmt::format("{}", fmt::join(mine, ","));
+      global.resolve_engine_devices(config.device, config.gpus);
     }
     scanner = std::make_unique<scan::Scanner>(config);
     // Query 0 (rank 0's) carries the header (TSV columns, SAM @HD/@SQ/@PG); the other ranks format the

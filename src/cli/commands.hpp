@@ -33,6 +33,9 @@ struct GlobalOptions {
   // Resolves --device/--gpus against the machine (see gpu.hpp); throws Error(kUsage/kGpu). Under MPI
   // (comm with several ranks): this rank's share of its node's GPUs (select_local_devices).
   DeviceSelection resolve_devices() const;
+  // resolve_devices() as an engine configuration that selects its own devices (align::Config,
+  // scan::Config): kGpu with the chosen ids as a --gpus list, or kCpu when none was chosen.
+  void resolve_engine_devices(DeviceMode& mode, std::string& gpu_list) const;
 };
 
 // The value of an --alphabet option: empty means "guess from the data" (nullopt); a name that

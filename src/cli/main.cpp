@@ -9,6 +9,7 @@
 // Commands with BLAST+ option spellings (blastp) also take their long options with one dash, as BLAST+
 // does: blast_style_arguments() rewrites those tokens to CLI11's --name form before parsing.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -35,6 +36,15 @@ DeviceSelection GlobalOptions::resolve_devices() const {
   if (comm != nullptr && comm->size() > 1)
     return select_local_devices(*mode, gpus, comm->local_rank(), comm->local_size());
   return select_devices(*mode, gpus);
+}
+
+void GlobalOptions::resolve_engine_devices(DeviceMode& mode, std::string& gpu_list) const {
+  const DeviceSelection devices = resolve_devices();
+  std::vector<int> ids;
+  if (devices.use_gpu)
+    for (const DeviceInfo& d : devices.devices) ids.push_back(d.id);
+  mode = ids.empty() ? DeviceMode::kCpu : DeviceMode::kGpu;
+  gpu_list = fmt::format("{}", fmt::join(ids, ","));
 }
 
 std::optional<AlphabetKind> alphabet_option(const std::string& text) {
