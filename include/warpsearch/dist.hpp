@@ -49,6 +49,9 @@ class Comm {
   void broadcast(Bytes& bytes, int root = 0) const;
   // Every rank's bytes, indexed by rank, on `root` (any sizes); an empty vector on the other ranks.
   std::vector<Bytes> gather(std::span<const std::uint8_t> bytes, int root = 0) const;
+  // On `root`, parts holds one buffer per rank (its contents are consumed); every rank gets its own
+  // (any sizes). On the other ranks parts is not used.
+  Bytes scatter(std::vector<Bytes>& parts, int root = 0) const;
   std::uint64_t allreduce_sum(std::uint64_t value) const;
   std::uint64_t allreduce_max(std::uint64_t value) const;
   // Prints "warpsearch: rank R of N: message" on stderr and ends every rank of the job (MPI_Abort) with

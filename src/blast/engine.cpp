@@ -682,50 +682,68 @@ void finish(const Prepared& p, std::span<const BlastpQuery> queries, std::vector
   result.timings.traceback += seconds_since(t_traceback);
 }
 
-// Stages 6-7 under MPI, after the scan parts went to rank 0 (parts: all of them on rank 0; mine: this
-// rank's own, kept by every rank): rank 0 merges the selections and sends every rank the (query, subject)
-// pairs to trace; each rank traces those of its own subjects (every subject is in exactly one rank's part)
-// and sends the results to rank 0, which selects the final lists.
+// Which rank traces each work item of m (indexed like m.work) under MPI: longest first, each to the
+// rank with the least work so far (the lowest on ties), an item's cost estimated as query length times
+// subject length. Rank 0 holds every item's entry and subject after the merge, so the work is spread
+// evenly whichever shards hold the subjects (homologs are often clustered in a database). Deterministic;
+// the results do not depend on it (trace_items is pure per item).
+std::vector<int> balance_trace_work(std::span<const BlastpQuery> queries, const Merged& m, int ranks) {
+  std::vector<std::uint64_t> cost(m.work.size());
+  for (std::size_t w = 0; w < m.work.size(); ++w) {
+    const auto [q, k] = m.work[w];
+    const std::size_t subject = m.kept.at(m.selections[q].entries[k].list.oid).residues.size();
+    cost[w] = static_cast<std::uint64_t>(queries[q].residues.size() + 1) * (subject + 1);
+  }
+  std::vector<std::size_t> order(m.work.size());
+  for (std::size_t w = 0; w < order.size(); ++w) order[w] = w;
+  std::stable_sort(order.begin(), order.end(),
+                   [&cost](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
+  std::vector<std::uint64_t> load(static_cast<std::size_t>(ranks), 0);
+  std::vector<int> owner(m.work.size(), 0);
+  for (const std::size_t w : order) {
+    const auto least = std::min_element(load.begin(), load.end()) - load.begin();
+    owner[w] = static_cast<int>(least);
+    load[static_cast<std::size_t>(least)] += cost[w];
+  }
+  return owner;
+}
+
+// Stages 6-7 under MPI, after the scan parts went to rank 0 (parts: all of them, on rank 0): rank 0
+// merges the selections and sends every rank its share of the work items (balance_trace_work) with
+// their entries and subjects; each rank traces its items and sends the results to rank 0, which selects
+// the final lists.
 void finish_distributed(const Prepared& p, std::span<const BlastpQuery> queries,
-                        std::vector<BlastpScanPart>& parts, const BlastpScanPart& mine,
-                        const dist::Comm& comm, ThreadPool& pool, BlastpRunResult& result) {
+                        std::vector<BlastpScanPart>& parts, const dist::Comm& comm, ThreadPool& pool,
+                        BlastpRunResult& result) {
   const auto t_traceback = Clock::now();
   std::optional<Merged> m;
-  dist::Bytes pairs;  // every work item's (query, oid), in m->work's order
+  std::vector<dist::Bytes> outgoing;  // rank 0: each rank's work items
   dist::agree(comm, [&] {
     if (!comm.is_root()) return;
     m.emplace(merge_parts(p, parts, result.counts));
-    dist::ByteWriter w;
-    w.integer(static_cast<std::uint64_t>(m->work.size()));
-    for (const auto& [q, k] : m->work) {
-      w.integer(static_cast<std::uint64_t>(q));
-      w.integer(static_cast<std::int64_t>(m->selections[q].entries[k].list.oid));
+    const std::vector<int> owner = balance_trace_work(queries, *m, comm.size());
+    std::vector<std::vector<dist::TraceWorkView>> items(static_cast<std::size_t>(comm.size()));
+    for (std::size_t w = 0; w < m->work.size(); ++w) {
+      const auto [q, k] = m->work[w];
+      const PrelimEntry& e = m->selections[q].entries[k];
+      items[static_cast<std::size_t>(owner[w])].push_back({static_cast<std::uint64_t>(w),
+                                                           static_cast<std::uint64_t>(q), &e,
+                                                           m->kept.at(e.list.oid).residues});
     }
-    pairs = w.take();
+    for (const auto& rank_items : items) outgoing.push_back(dist::encode_trace_work(rank_items));
   });
-  comm.broadcast(pairs);
+  dist::Bytes work = comm.scatter(outgoing);
   std::vector<dist::Bytes> traced_parts = dist::exchange(comm, [&] {
-    // This rank's items: the pairs whose subject is in its part (its entries and subjects).
-    std::unordered_map<std::int64_t, const BlastpSubject*> own_subjects;
-    for (const auto& [oid, subject] : mine.subjects) own_subjects.emplace(oid, &subject);
-    std::vector<std::unordered_map<std::int64_t, const PrelimEntry*>> own_entries(mine.entries.size());
-    dist::ByteReader in(pairs);
-    const std::size_t n = in.count(16);
+    const std::vector<dist::TraceWork> received = dist::decode_trace_work(work);
+    work = dist::Bytes();
     std::vector<std::uint64_t> index;
     std::vector<TraceItem> items;
-    for (std::size_t w = 0; w < n; ++w) {
-      const auto q = static_cast<std::size_t>(in.integer<std::uint64_t>());
-      const auto oid = in.integer<std::int64_t>();
-      if (q >= own_entries.size())
+    for (const dist::TraceWork& t : received) {
+      if (t.query >= p.contexts.size())
         throw Error(ErrorKind::kInternal, "MPI message: query index out of range (protocol mismatch)");
-      const auto subject = own_subjects.find(oid);
-      if (subject == own_subjects.end()) continue;
-      if (own_entries[q].empty())
-        for (const PrelimEntry& e : mine.entries[q]) own_entries[q].emplace(e.list.oid, &e);
-      index.push_back(w);
-      items.push_back({q, own_entries[q].at(oid), subject->second->residues});
+      index.push_back(t.index);
+      items.push_back({static_cast<std::size_t>(t.query), &t.entry, t.residues});
     }
-    in.expect_done();
     std::vector<std::vector<Hsp>> traced;
     std::vector<SubjectRedo> redone;
     trace_items(p, items, pool, traced, redone);
@@ -768,26 +786,28 @@ BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::stri
     parts.push_back(scan_part(*p, db_path, totals, options, pool, 0, 1, result.timings));
   } else {
     // Distributed: every rank prepares the queries and scans its part; rank 0 gathers the parts and
-    // merges them; every rank traces its own subjects of the merged selection; rank 0 selects the final
-    // lists (the other ranks return the setups without hits).
+    // merges them; every rank traces its share of the merged selection; rank 0 selects the final lists
+    // (the other ranks return the setups without hits).
     BlastpScanPart mine;
     std::vector<dist::Bytes> messages = dist::exchange(*comm, [&] {
       p.emplace(prepare(queries, totals, options, pool, result));
       if (!p->searching(totals)) return dist::Bytes();
       result.timings.setup += seconds_since(t_start);
       mine = scan_part(*p, db_path, totals, options, pool, comm->rank(), comm->size(), result.timings);
-      if (!comm->is_root()) return dist::encode_scan_part(mine);
-      return dist::Bytes();
+      if (comm->is_root()) return dist::Bytes();
+      dist::Bytes message = dist::encode_scan_part(mine);
+      mine = BlastpScanPart();  // rank 0 now sends this rank the work it traces
+      return message;
     });
     if (!p->searching(totals)) return result;  // the same on every rank
     if (comm->is_root()) {
-      parts.push_back(mine);
+      parts.push_back(std::move(mine));
       for (std::size_t r = 1; r < messages.size(); ++r) {
         parts.push_back(dist::decode_scan_part(messages[r]));
         messages[r] = dist::Bytes();
       }
     }
-    finish_distributed(*p, queries, parts, mine, *comm, pool, result);
+    finish_distributed(*p, queries, parts, *comm, pool, result);
     result.timings.total = seconds_since(t_start);
     return result;
   }

@@ -127,6 +127,31 @@ blast::SubjectRedo read_subject_redo(ByteReader& r) {
   return redo;
 }
 
+Bytes encode_trace_work(std::span<const TraceWorkView> items) {
+  ByteWriter w;
+  w.integer(static_cast<std::uint64_t>(items.size()));
+  for (const TraceWorkView& t : items) {
+    w.integer(t.index);
+    w.integer(t.query);
+    write_prelim_entry(w, *t.entry);
+    w.bytes(t.residues);
+  }
+  return w.take();
+}
+
+std::vector<TraceWork> decode_trace_work(std::span<const std::uint8_t> message) {
+  ByteReader r(message);
+  std::vector<TraceWork> items(r.count(36));
+  for (TraceWork& t : items) {
+    t.index = r.integer<std::uint64_t>();
+    t.query = r.integer<std::uint64_t>();
+    t.entry = read_prelim_entry(r);
+    t.residues = r.bytes();
+  }
+  r.expect_done();
+  return items;
+}
+
 Bytes encode_traced(const std::vector<std::uint64_t>& index,
                     const std::vector<std::vector<blast::Hsp>>& traced,
                     const std::vector<blast::SubjectRedo>& redone) {

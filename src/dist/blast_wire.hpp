@@ -1,7 +1,8 @@
 // blast_wire.hpp: blastp scan results as MPI messages (dist/bytes.hpp encoding): one rank's
 // blast::BlastpScanPart (each query's pruned preliminary selection with its HSPs and seeds, the subjects
 // they refer to with deflines and residues, the seed stages' counters) and the pieces it is made of; and
-// a rank's traceback results (HSP lists or composition-based redos) of the subjects it holds.
+// the traceback work rank 0 gives a rank, and a rank's traceback results (HSP lists or composition-based
+// redos).
 // Decoding gives back exactly the encoded values (doubles by bit pattern).
 #pragma once
 
@@ -29,6 +30,24 @@ blast::SubjectRedo read_subject_redo(ByteReader& r);
 
 Bytes encode_scan_part(const blast::BlastpScanPart& part);
 blast::BlastpScanPart decode_scan_part(std::span<const std::uint8_t> message);
+
+// Stage-6 work of a distributed blastp, sent by rank 0 to the rank that traces it (rank 0 spreads the work
+// items over the ranks by their cost, whichever rank's shard holds the subject): each item's index in rank
+// 0's work list, its query (index in the call), its preliminary entry and the subject's residues.
+struct TraceWorkView {
+  std::uint64_t index = 0;
+  std::uint64_t query = 0;
+  const blast::PrelimEntry* entry = nullptr;
+  std::span<const std::uint8_t> residues;
+};
+struct TraceWork {
+  std::uint64_t index = 0;
+  std::uint64_t query = 0;
+  blast::PrelimEntry entry;
+  std::vector<std::uint8_t> residues;
+};
+Bytes encode_trace_work(std::span<const TraceWorkView> items);
+std::vector<TraceWork> decode_trace_work(std::span<const std::uint8_t> message);
 
 // A rank's stage-6 results of a distributed blastp: for each of its work items (index[i] in rank 0's work
 // list) the traced HSPs (traced[i], without composition-based statistics) or the redo (redone[i], with

@@ -3,8 +3,9 @@
 // plus the failure protocol (exchange, agree) and the rank-local GPU choice.
 //
 // Transfers of any size: gather() sends each rank's buffer to the root point to point (its length, then
-// pieces of at most kPieceBytes, since MPI counts are ints), received in rank order; broadcast() sends
-// the length, then the pieces. Only the thread that created the Session calls MPI (MPI_THREAD_FUNNELED).
+// pieces of at most kPieceBytes, since MPI counts are ints), received in rank order; scatter() sends each
+// rank its buffer the same way; broadcast() sends the length, then the pieces. Only the thread that
+// created the Session calls MPI (MPI_THREAD_FUNNELED).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -42,6 +43,7 @@ int launcher_size() {
 #ifdef WARPSEARCH_HAVE_MPI
 constexpr std::size_t kPieceBytes = std::size_t{1} << 30;
 constexpr int kGatherTag = 7301;
+constexpr int kScatterTag = 7302;
 
 void check(int rc, const char* what) {
   if (rc == MPI_SUCCESS) return;
@@ -87,6 +89,34 @@ void Comm::broadcast(Bytes& bytes, int root) const {
 #endif
 }
 
+#ifdef WARPSEARCH_HAVE_MPI
+namespace {
+// Point-to-point transfer of a byte buffer of any size: its length, then pieces of kPieceBytes.
+void send_bytes(std::span<const std::uint8_t> bytes, int dest, int tag) {
+  auto n = static_cast<std::uint64_t>(bytes.size());
+  check(MPI_Send(&n, 1, MPI_UINT64_T, dest, tag, MPI_COMM_WORLD), "MPI_Send");
+  for (std::size_t at = 0; at < bytes.size(); at += kPieceBytes) {
+    const std::size_t piece = std::min(kPieceBytes, bytes.size() - at);
+    check(MPI_Send(bytes.data() + at, static_cast<int>(piece), MPI_BYTE, dest, tag, MPI_COMM_WORLD),
+          "MPI_Send");
+  }
+}
+
+Bytes receive_bytes(int source, int tag) {
+  std::uint64_t n = 0;
+  check(MPI_Recv(&n, 1, MPI_UINT64_T, source, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+  Bytes b(static_cast<std::size_t>(n));
+  for (std::size_t at = 0; at < b.size(); at += kPieceBytes) {
+    const std::size_t piece = std::min(kPieceBytes, b.size() - at);
+    check(MPI_Recv(b.data() + at, static_cast<int>(piece), MPI_BYTE, source, tag, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE),
+          "MPI_Recv");
+  }
+  return b;
+}
+}  // namespace
+#endif
+
 std::vector<Bytes> Comm::gather(std::span<const std::uint8_t> bytes, int root) const {
   std::vector<Bytes> all;
   if (!mpi_ || size_ == 1) {
@@ -95,36 +125,34 @@ std::vector<Bytes> Comm::gather(std::span<const std::uint8_t> bytes, int root) c
   }
 #ifdef WARPSEARCH_HAVE_MPI
   if (rank_ != root) {
-    auto n = static_cast<std::uint64_t>(bytes.size());
-    check(MPI_Send(&n, 1, MPI_UINT64_T, root, kGatherTag, MPI_COMM_WORLD), "MPI_Send");
-    for (std::size_t at = 0; at < bytes.size(); at += kPieceBytes) {
-      const std::size_t piece = std::min(kPieceBytes, bytes.size() - at);
-      check(MPI_Send(bytes.data() + at, static_cast<int>(piece), MPI_BYTE, root, kGatherTag, MPI_COMM_WORLD),
-            "MPI_Send");
-    }
+    send_bytes(bytes, root, kGatherTag);
     return all;
   }
   all.resize(static_cast<std::size_t>(size_));
-  for (int r = 0; r < size_; ++r) {
-    Bytes& b = all[static_cast<std::size_t>(r)];
-    if (r == root) {
-      b.assign(bytes.begin(), bytes.end());
-      continue;
-    }
-    std::uint64_t n = 0;
-    check(MPI_Recv(&n, 1, MPI_UINT64_T, r, kGatherTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
-    b.resize(static_cast<std::size_t>(n));
-    for (std::size_t at = 0; at < b.size(); at += kPieceBytes) {
-      const std::size_t piece = std::min(kPieceBytes, b.size() - at);
-      check(MPI_Recv(b.data() + at, static_cast<int>(piece), MPI_BYTE, r, kGatherTag, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE),
-            "MPI_Recv");
-    }
-  }
+  for (int r = 0; r < size_; ++r)
+    all[static_cast<std::size_t>(r)] =
+        r == root ? Bytes(bytes.begin(), bytes.end()) : receive_bytes(r, kGatherTag);
 #else
   static_cast<void>(root);
 #endif
   return all;
+}
+
+Bytes Comm::scatter(std::vector<Bytes>& parts, int root) const {
+  if (rank_ == root && parts.size() != static_cast<std::size_t>(size_))
+    throw Error(ErrorKind::kInternal, fmt::format("scatter of {} parts on {} ranks", parts.size(), size_));
+  if (!mpi_ || size_ == 1) return std::move(parts[static_cast<std::size_t>(rank_)]);
+#ifdef WARPSEARCH_HAVE_MPI
+  if (rank_ != root) return receive_bytes(root, kScatterTag);
+  for (int r = 0; r < size_; ++r) {
+    if (r == root) continue;
+    send_bytes(parts[static_cast<std::size_t>(r)], r, kScatterTag);
+    parts[static_cast<std::size_t>(r)] = Bytes();
+  }
+  return std::move(parts[static_cast<std::size_t>(root)]);
+#else
+  return {};
+#endif
 }
 
 #ifdef WARPSEARCH_HAVE_MPI

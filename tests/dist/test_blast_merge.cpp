@@ -2,16 +2,18 @@
 // blastp_scan_part / blastp_merge_parts of src/blast/engine), in one process, on real proteins.
 //
 // BlastWire: a real scan part (preliminary entries with seeds, subjects with deflines and residues,
-// counters) survives encode -> decode exactly; so do random traceback results (HSP lists with edit scripts,
-// composition-based redos with their matrix rules), stored at their work-list indices.
-// BlastShardMerge: for 1, 2, 3, 5 and 64 parts (more parts than subjects: empty parts), the parts scanned
-// separately, encoded, decoded and merged give exactly blastp_run's hit lists (every HSP field and edit
-// script), subjects, adjust rules and counters; over a FASTA file (parts found while streaming it) and the
-// same subjects as a packed database (parts from its length table); with -comp_based_stats 0 and 2 and a
-// -max_target_seqs small enough that the preliminary selection prunes across parts.
+// counters) survives encode -> decode exactly, and so do its entries as traceback work (with residues); so do
+// random traceback results (HSP lists with edit scripts, composition-based redos with their matrix rules),
+// stored at their work-list indices. BlastShardMerge: for 1, 2, 3, 5 and 64 parts (more parts than subjects:
+// empty parts), the parts scanned separately, encoded, decoded and merged give exactly blastp_run's hit lists
+// (every HSP field and edit script), subjects, adjust rules and counters; over a FASTA file (parts found
+// while streaming it) and the same subjects as a packed database (parts from its length table); with
+// -comp_based_stats 0 and 2 and a -max_target_seqs small enough that the preliminary selection prunes across
+// parts.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -167,6 +169,37 @@ TEST(BlastWire, TruncatedPartIsAProtocolError) {
   const Bytes msg = encode_scan_part(part);
   expect_same_part(decode_scan_part(msg), part);
   EXPECT_THROW(decode_scan_part(std::span<const std::uint8_t>(msg.data(), msg.size() - 3)), Error);
+
+  // The part's entries as traceback work (what rank 0 sends a rank): every field back exactly.
+  std::vector<TraceWorkView> views;
+  std::uint64_t index = 0;
+  for (std::size_t q = 0; q < part.entries.size(); ++q) {
+    for (const PrelimEntry& e : part.entries[q]) {
+      const auto subject = std::find_if(part.subjects.begin(), part.subjects.end(),
+                                        [&e](const auto& s) { return s.first == e.list.oid; });
+      ASSERT_NE(subject, part.subjects.end());
+      views.push_back({index, q, &e, subject->second.residues});
+      index += 3;
+    }
+  }
+  const Bytes work = encode_trace_work(views);
+  const std::vector<TraceWork> back = decode_trace_work(work);
+  ASSERT_EQ(back.size(), views.size());
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    EXPECT_EQ(back[i].index, views[i].index);
+    EXPECT_EQ(back[i].query, views[i].query);
+    EXPECT_EQ(back[i].entry.list.oid, views[i].entry->list.oid);
+    EXPECT_EQ(back[i].entry.list.hsps, views[i].entry->list.hsps);
+    ASSERT_EQ(back[i].entry.prelim.size(), views[i].entry->prelim.size());
+    for (std::size_t h = 0; h < back[i].entry.prelim.size(); ++h) {
+      EXPECT_EQ(back[i].entry.prelim[h].hsp, views[i].entry->prelim[h].hsp);
+      EXPECT_EQ(back[i].entry.prelim[h].seed, views[i].entry->prelim[h].seed);
+    }
+    EXPECT_TRUE(std::equal(back[i].residues.begin(), back[i].residues.end(), views[i].residues.begin(),
+                           views[i].residues.end()));
+  }
+  EXPECT_TRUE(decode_trace_work(encode_trace_work({})).empty());
+  EXPECT_THROW(decode_trace_work(std::span<const std::uint8_t>(work.data(), work.size() - 1)), Error);
 }
 
 blast::Hsp random_hsp(std::mt19937& rng) {

@@ -6,8 +6,8 @@
 // within one sequence of W / parts; the streaming ShardPlanner gives the same parts.
 // Bytes: every integer width (extremes, negative), floats by bit pattern (NaN payloads, -0.0, infinities),
 // strings with NUL bytes round-trip; a truncated message or an overlong count throws.
-// OneProcessComm: the size-1 communicator (rank 0 of 1, gather = own bytes, broadcast and allreduce
-// identities); exchange()/agree() with one rank return the step's bytes and rethrow its own error
+// OneProcessComm: the size-1 communicator (rank 0 of 1, gather and scatter = own bytes, broadcast and
+// allreduce identities); exchange()/agree() with one rank return the step's bytes and rethrow its own error
 // unchanged. LocalDevices: the rank-local GPU choice.
 #include <gtest/gtest.h>
 
@@ -188,6 +188,10 @@ TEST(OneProcessComm, CollectivesAreLocal) {
   const std::vector<Bytes> all = comm.gather(b);
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0], b);
+  std::vector<Bytes> parts{Bytes{4, 5}};
+  EXPECT_EQ(comm.scatter(parts), (Bytes{4, 5}));
+  std::vector<Bytes> two{Bytes{1}, Bytes{2}};
+  EXPECT_THROW(static_cast<void>(comm.scatter(two)), Error);  // not one part per rank
   EXPECT_EQ(comm.allreduce_sum(41), 41u);
   EXPECT_EQ(comm.allreduce_max(7), 7u);
 

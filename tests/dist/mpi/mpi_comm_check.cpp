@@ -2,7 +2,8 @@
 // (CTest dist.mpi_comm_check runs it on 3 ranks). Not a GoogleTest suite: every rank runs the same checks
 // and rank 0 reports; the exit status is 0 only if every check passed on every rank.
 //
-// Checks: gather of buffers of different sizes (an empty one included) in rank order; broadcast; uint64
+// Checks: gather of buffers of different sizes (an empty one included) in rank order; scatter (the same
+// sizes the other way); broadcast; uint64
 // sum and max; exchange() where every rank succeeds; exchange() where one rank, then two ranks, throw an
 // Error (every rank gets a CollectiveError with the lowest failing rank's kind and "rank R of N: message",
 // plus the list of the other failing ranks) and where a rank throws a non-Error exception (kInternal); and
@@ -70,6 +71,15 @@ int main(int argc, char** argv) {
   const int n = comm.size();
   expect(comm.uses_mpi(), "started by mpiexec but MPI is not in use", comm);
   expect(comm.local_rank() >= 0 && comm.local_rank() < comm.local_size(), "local rank out of range", comm);
+
+  // scatter: rank 0 sends each rank its own pattern (rank 1 an empty buffer)
+  {
+    std::vector<dist::Bytes> parts;
+    if (comm.is_root())
+      for (int r = 0; r < n; ++r) parts.push_back(pattern(r, size_of(r)));
+    expect(comm.scatter(parts) == pattern(comm.rank(), size_of(comm.rank())), "scatter: this rank's buffer",
+           comm);
+  }
 
   // gather: sizes differ per rank, rank 1 sends nothing
   const std::vector<dist::Bytes> all = comm.gather(pattern(comm.rank(), size_of(comm.rank())));
