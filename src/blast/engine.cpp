@@ -53,6 +53,11 @@ constexpr std::size_t kMaxQueryLength = std::size_t{1} << 24;
 constexpr std::size_t kReadThreads = 8;
 // GPU seed stages (one stream each) per GPU.
 constexpr std::size_t kStagesPerGpu = 2;
+// With GPUs, a part of the database is read in at least this many batches (each of at least
+// kMinGpuBatchResidues, at most gpu_batch_residues): the GPU's first batches and the CPU's work on the last
+// one do not overlap, so a small part (one of several MPI ranks) in a few large batches waits longer.
+constexpr std::size_t kMinGpuBatches = 16;
+constexpr std::size_t kMinGpuBatchResidues = std::size_t{4} << 20;
 // Query groups (GroupScanner): up to this many query residues share one lookup table and subject pass.
 constexpr std::size_t kGroupResidues = 1u << 14;
 constexpr std::size_t kGroupDiagonals = 1u << 18;
@@ -437,10 +442,14 @@ BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, c
 #ifdef WARPSEARCH_HAVE_CUDA
     // The next batch is read on its own thread while this one waits for the GPUs and works on their output;
     // the first one is read while the GPU stages are set up.
+    const std::size_t part_residues =
+        static_cast<std::size_t>(totals.length) / static_cast<std::size_t>(shard_count);
+    const std::size_t batch_residues =
+        std::min(options.gpu_batch_residues, std::max(kMinGpuBatchResidues, part_residues / kMinGpuBatches));
     const auto read_next = [&] {
       return std::async(std::launch::async, [&] {
         auto b = std::make_unique<Batch>();
-        if (!read_batch(options.gpu_batch_residues, *b)) b.reset();
+        if (!read_batch(batch_residues, *b)) b.reset();
         return b;
       });
     };

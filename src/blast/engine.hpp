@@ -86,7 +86,9 @@ struct BlastpRunOptions {
   // CUDA devices for the seed stages (gpu_stage.hpp: word hits, two-hit, ungapped, preliminary screen);
   // empty: everything on the CPU. Results are identical either way. Needs a CUDA build (else kGpu).
   std::vector<int> gpus;
-  std::size_t gpu_batch_residues = 64u << 20;  // batch size when gpus is not empty
+  // Batch size when gpus is not empty: at most this, and smaller for a small database or part (at least 16
+  // batches of at least 4 Mi residues), so that the GPU and the CPU work overlap.
+  std::size_t gpu_batch_residues = 64u << 20;
   // MPI ranks sharing the search (warpsearch/dist.hpp; nullptr or one rank: this process alone). Every rank
   // calls blastp_run with the same queries, database and totals; each scans its part of the database
   // (dist/shard.hpp: contiguous, residue-balanced); rank 0 merges the parts' preliminary selections; each
