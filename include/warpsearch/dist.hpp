@@ -107,4 +107,20 @@ void agree(const Comm& comm, const std::function<void()>& step);
 // with fewer, the one device devices[local_rank % devices.size()] (shared). Empty stays empty.
 std::vector<int> local_devices(const std::vector<int>& devices, int local_rank, int local_size);
 
+// The CPUs a process may run on (its affinity mask, ascending ids) and the host it runs on.
+struct RankCpus {
+  std::string host;
+  std::vector<std::uint32_t> cpus;
+};
+RankCpus this_process_cpus();
+
+// The default number of threads of rank `me` given every rank's CPUs: its CPUs divided among the ranks on
+// its host with the same CPU set (unbound ranks share the node's CPUs; ranks bound to their own cores or
+// sockets share only those), at least 1.
+unsigned cpu_share(const std::vector<RankCpus>& all, int me);
+
+// Collective (every rank calls it): every rank's CPUs exchanged, then this rank's cpu_share; 0 (all the
+// CPUs this process may use) for one process.
+unsigned default_threads(const Comm& comm);
+
 }  // namespace warpsearch::dist

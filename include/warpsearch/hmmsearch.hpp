@@ -56,7 +56,7 @@ struct Options {
   bool noali = false;
   std::optional<int> textw;
   bool notextw = false;
-  // Worker threads (0: all hardware threads). Not part of HMMER's results.
+  // Worker threads (0: all the CPUs this process may use). Not part of HMMER's results.
   unsigned threads = 0;
   // GPU filters: the CUDA devices (ids) that run the MSV and Viterbi filters over the resident database,
   // each with a contiguous share of the targets; the rest of the pipeline runs on the worker threads.

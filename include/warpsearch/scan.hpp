@@ -40,7 +40,7 @@ struct Config {
   bool traceback = true;   // compute CIGARs and identity (kernel 2)
   DeviceMode device = DeviceMode::kAuto;
   std::string gpus;      // "0,2"; empty: all visible
-  unsigned threads = 0;  // CPU threads (CPU engine, traceback); 0: all cores
+  unsigned threads = 0;  // CPU threads (CPU engine, traceback); 0: all the CPUs this process may use
   // Pass-1 overlap between sections (columns); 0 picks it automatically. Any value gives the same
   // results: sections whose start state did not converge are recomputed (docs/SCAN.md).
   std::int64_t overlap = 0;

@@ -41,7 +41,7 @@ struct Options {
   // Recompute the alignment (coordinates, CIGAR, identities) of every reported hit. Without it hits
   // carry score, E-value and bit score only (fields that need the alignment are refused by the output).
   bool alignments = true;
-  // CPU worker threads (0: all hardware threads): CPU scoring, alignments.
+  // CPU worker threads (0: all the CPUs this process may use): CPU scoring, alignments.
   unsigned threads = 0;
   // CUDA devices that score the database (empty: CPU threads). A build without CUDA throws Error(kGpu)
   // for a non-empty list. The CLI fills it from --device / --gpus.

@@ -39,8 +39,11 @@ class ThreadPool {
     return result;
   }
 
-  // Number of threads to use for a --threads value (0 = all hardware threads).
+  // Number of threads to use for a --threads value (0 = available_cpus()).
   static unsigned resolve(unsigned requested);
+  // The CPUs this process may run on (its affinity mask, as set by taskset, cgroup cpusets, Slurm or an
+  // MPI launcher's binding; all hardware threads where the mask cannot be read), at least 1.
+  static unsigned available_cpus();
 
  private:
   void enqueue(std::function<void()> job);

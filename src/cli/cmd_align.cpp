@@ -595,7 +595,7 @@ void run_align(const AlignOptions& o, const GlobalOptions& global) {
     config.traceback = *format != AlignFormat::kTsv || o.cigar;
     config.device = *device;
     config.gpus = global.gpus;
-    config.threads = global.threads;
+    config.threads = global.thread_request();
     config.validate();
     model.emplace(sw::PassModel::make(config.matrix, config.gaps, config.mode));
 

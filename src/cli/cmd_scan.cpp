@@ -275,7 +275,7 @@ void run_scan(const ScanOptions& o, const GlobalOptions& global) {
     config.traceback = !o.no_traceback;
     config.device = *device;
     config.gpus = global.gpus;
-    config.threads = global.threads;
+    config.threads = global.thread_request();
     config.overlap = o.overlap;
     config.pool = o.pool;
     config.validate();

@@ -110,7 +110,7 @@ void run_swsearch(const SwsearchCliOptions& o, const GlobalOptions& global) {
     options.top = o.top;
     options.evalue = o.evalue;
     options.alignments = !o.noalign;
-    options.threads = global.threads;
+    options.threads = global.thread_request();
     options.batch_residues = o.batch_residues;
     options.timing = o.timing;
     if (o.z_opt->count() > 0) {

@@ -16,7 +16,10 @@
 namespace warpsearch::cli {
 
 struct GlobalOptions {
-  unsigned threads = 0;         // 0: all hardware threads
+  unsigned threads = 0;  // --threads; 0: the default below
+  // --threads 0 under MPI: this rank's share of its node's CPUs (dist::default_threads, set by run()); 0 (one
+  // process): all the CPUs this process may use.
+  unsigned default_threads = 0;
   std::string device = "auto";  // auto | cpu | gpu
   std::string gpus;             // comma-separated device ids, empty: all visible
   bool quiet = false;
@@ -29,6 +32,8 @@ struct GlobalOptions {
     return mpi_split == "queries" ? dist::Split::kQueries : dist::Split::kDatabase;
   }
 
+  // --threads for an engine that takes a thread count (0 there: all the CPUs this process may use).
+  unsigned thread_request() const { return threads != 0 ? threads : default_threads; }
   unsigned resolved_threads() const;
   // Resolves --device/--gpus against the machine (see gpu.hpp); throws Error(kUsage/kGpu). Under MPI
   // (comm with several ranks): this rank's share of its node's GPUs (select_local_devices).

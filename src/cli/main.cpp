@@ -28,7 +28,7 @@
 
 namespace warpsearch::cli {
 
-unsigned GlobalOptions::resolved_threads() const { return ThreadPool::resolve(threads); }
+unsigned GlobalOptions::resolved_threads() const { return ThreadPool::resolve(thread_request()); }
 
 DeviceSelection GlobalOptions::resolve_devices() const {
   const auto mode = parse_device_mode(device);
@@ -120,7 +120,10 @@ int run(int argc, char** argv, const dist::Comm& comm) {
 
   GlobalOptions global;
   global.comm = &comm;
-  app.add_option("-t,--threads", global.threads, "CPU threads (0 = all hardware threads)")
+  global.default_threads = dist::default_threads(comm);  // every rank gets here (collective under MPI)
+  app.add_option("-t,--threads", global.threads,
+                 "CPU threads (0 = all the CPUs this process may use; under MPI, each rank's share of its "
+                 "node's CPUs)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   app.add_option("--device", global.device, "Where to compute: auto (GPU if usable), cpu, gpu")

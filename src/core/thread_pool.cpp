@@ -5,10 +5,23 @@
 #include <atomic>
 #include <exception>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 namespace warpsearch {
 
-unsigned ThreadPool::resolve(unsigned requested) {
-  if (requested != 0) return requested;
+unsigned ThreadPool::resolve(unsigned requested) { return requested != 0 ? requested : available_cpus(); }
+
+unsigned ThreadPool::available_cpus() {
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return static_cast<unsigned>(n);
+  }
+#endif
   return std::max(1u, std::thread::hardware_concurrency());
 }
 

@@ -1,6 +1,7 @@
 // comm.cpp: the communicator and session of warpsearch/dist.hpp, on MPI when the build has it
 // (WARPSEARCH_HAVE_MPI) and the process was started by a launcher, else the one-process communicator;
-// plus the failure protocol (exchange, agree) and the rank-local GPU choice.
+// plus the failure protocol (exchange, agree), the rank-local GPU choice and the default thread count
+// (each rank's share of its node's CPUs).
 //
 // Transfers of any size: gather() sends each rank's buffer to the root point to point (its length, then
 // pieces of at most kPieceBytes, since MPI counts are ints), received in rank order; scatter() sends each
@@ -14,6 +15,7 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dist/bytes.hpp"
@@ -23,6 +25,10 @@
 #ifdef WARPSEARCH_HAVE_MPI
 #include <mpi.h>
 #endif
+#if defined(__linux__)
+#include <sched.h>
+#endif
+#include <unistd.h>
 
 namespace warpsearch::dist {
 namespace {
@@ -306,6 +312,60 @@ std::vector<int> local_devices(const std::vector<int>& devices, int local_rank, 
     mine.push_back(devices[static_cast<std::size_t>(local_rank % n)]);
   }
   return mine;
+}
+
+RankCpus this_process_cpus() {
+  RankCpus r;
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0) r.host = host;
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) r.cpus.push_back(static_cast<std::uint32_t>(c));
+#endif
+  if (r.cpus.empty())
+    for (unsigned c = 0; c < std::max(1u, std::thread::hardware_concurrency()); ++c) r.cpus.push_back(c);
+  return r;
+}
+
+unsigned cpu_share(const std::vector<RankCpus>& all, int me) {
+  const RankCpus& mine = all.at(static_cast<std::size_t>(me));
+  std::size_t sharing = 0;
+  for (const RankCpus& r : all) sharing += r.host == mine.host && r.cpus == mine.cpus ? 1 : 0;
+  return std::max<unsigned>(1, static_cast<unsigned>(mine.cpus.size() / std::max<std::size_t>(1, sharing)));
+}
+
+unsigned default_threads(const Comm& comm) {
+  if (comm.size() <= 1) return 0;
+  const RankCpus mine = this_process_cpus();
+  ByteWriter w;
+  w.str(mine.host);
+  w.integer(static_cast<std::uint64_t>(mine.cpus.size()));
+  for (const std::uint32_t c : mine.cpus) w.integer(c);
+  const std::vector<Bytes> parts = comm.gather(w.take());
+  Bytes table;
+  if (comm.is_root()) {
+    ByteWriter t;
+    for (const Bytes& p : parts) t.bytes(p);
+    table = t.take();
+  }
+  comm.broadcast(table);
+  std::vector<RankCpus> all;
+  ByteReader in(table);
+  for (int r = 0; r < comm.size(); ++r) {
+    const Bytes one = in.bytes();
+    ByteReader pr(one);
+    RankCpus rc;
+    rc.host = pr.str();
+    rc.cpus.resize(pr.count(4));
+    for (std::uint32_t& c : rc.cpus) c = pr.integer<std::uint32_t>();
+    pr.expect_done();
+    all.push_back(std::move(rc));
+  }
+  in.expect_done();
+  return cpu_share(all, comm.rank());
 }
 
 }  // namespace warpsearch::dist

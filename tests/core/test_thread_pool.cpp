@@ -1,19 +1,42 @@
-// test_thread_pool.cpp: ThreadPool covers every index once, is deterministic and propagates errors.
+// test_thread_pool.cpp: ThreadPool covers every index once, is deterministic and propagates errors; a
+// thread count of 0 means the CPUs the process may run on (its affinity mask).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <numeric>
 #include <stdexcept>
+#include <thread>
 #include <vector>
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 #include "warpsearch/thread_pool.hpp"
 
 namespace warpsearch {
 namespace {
 
-TEST(ThreadPool, ResolveZeroMeansHardware) {
+TEST(ThreadPool, ResolveZeroMeansTheAvailableCpus) {
   EXPECT_GE(ThreadPool::resolve(0), 1u);
+  EXPECT_EQ(ThreadPool::resolve(0), ThreadPool::available_cpus());
+  EXPECT_LE(ThreadPool::available_cpus(), std::max(1u, std::thread::hardware_concurrency()));
   EXPECT_EQ(ThreadPool::resolve(3), 3u);
+#if defined(__linux__)
+  // Bound to one CPU (as taskset, Slurm or an MPI launcher would bind it), this thread may use one CPU.
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &saved)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  const unsigned bound = ThreadPool::resolve(0);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(saved), &saved), 0);
+  EXPECT_EQ(bound, 1u);
+#endif
 }
 
 TEST(ThreadPool, ParallelForCoversEveryIndexOnce) {

@@ -8,7 +8,8 @@
 // strings with NUL bytes round-trip; a truncated message or an overlong count throws.
 // OneProcessComm: the size-1 communicator (rank 0 of 1, gather and scatter = own bytes, broadcast and
 // allreduce identities); exchange()/agree() with one rank return the step's bytes and rethrow its own error
-// unchanged. LocalDevices: the rank-local GPU choice.
+// unchanged. LocalDevices: the rank-local GPU choice. CpuShare: the default thread count of a rank
+// (unbound, bound to cores or to shared sockets, several hosts, more ranks than CPUs).
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -222,6 +223,37 @@ TEST(OneProcessComm, SessionWithoutLauncherIsOneProcess) {
   const Session session(argc, argv);
   EXPECT_EQ(session.world().size(), 1);
   EXPECT_FALSE(session.world().uses_mpi());
+}
+
+std::vector<std::uint32_t> cpu_range(std::uint32_t first, std::uint32_t count) {
+  std::vector<std::uint32_t> v(count);
+  for (std::uint32_t i = 0; i < count; ++i) v[i] = first + i;
+  return v;
+}
+
+TEST(CpuShare, RanksShareTheCpusTheyMayUse) {
+  // Unbound: 4 ranks on one 64-CPU host, 16 each; on two hosts, each host's ranks share its CPUs.
+  std::vector<RankCpus> unbound(4, RankCpus{"a", cpu_range(0, 64)});
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(cpu_share(unbound, r), 16u);
+  const std::vector<RankCpus> hosts{
+      {"a", cpu_range(0, 64)}, {"a", cpu_range(0, 64)}, {"b", cpu_range(0, 64)}};
+  EXPECT_EQ(cpu_share(hosts, 0), 32u);
+  EXPECT_EQ(cpu_share(hosts, 2), 64u);
+  // Bound to their own cores: all of them; bound to a socket shared by two ranks: half of it.
+  const std::vector<RankCpus> cores{{"a", cpu_range(0, 8)}, {"a", cpu_range(8, 8)}, {"a", cpu_range(16, 6)}};
+  EXPECT_EQ(cpu_share(cores, 1), 8u);
+  EXPECT_EQ(cpu_share(cores, 2), 6u);
+  const std::vector<RankCpus> sockets{
+      {"a", cpu_range(0, 32)}, {"a", cpu_range(0, 32)}, {"a", cpu_range(32, 32)}, {"a", cpu_range(32, 32)}};
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(cpu_share(sockets, r), 16u);
+  // More ranks than CPUs: at least one thread each.
+  const std::vector<RankCpus> crowded(5, RankCpus{"a", cpu_range(0, 2)});
+  EXPECT_EQ(cpu_share(crowded, 4), 1u);
+  // One process: all its CPUs; the one-process communicator asks for none in particular (0).
+  const RankCpus me = this_process_cpus();
+  EXPECT_FALSE(me.cpus.empty());
+  EXPECT_EQ(cpu_share({me}, 0), me.cpus.size());
+  EXPECT_EQ(default_threads(Comm()), 0u);
 }
 
 TEST(LocalDevices, SplitsOrSharesTheNodesGpus) {

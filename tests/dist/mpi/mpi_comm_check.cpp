@@ -3,7 +3,7 @@
 // and rank 0 reports; the exit status is 0 only if every check passed on every rank.
 //
 // Checks: gather of buffers of different sizes (an empty one included) in rank order; scatter (the same
-// sizes the other way); broadcast; uint64
+// sizes the other way); default_threads (a share of this host's CPUs); broadcast; uint64
 // sum and max; exchange() where every rank succeeds; exchange() where one rank, then two ranks, throw an
 // Error (every rank gets a CollectiveError with the lowest failing rank's kind and "rank R of N: message",
 // plus the list of the other failing ranks) and where a rank throws a non-Error exception (kInternal); and
@@ -71,6 +71,13 @@ int main(int argc, char** argv) {
   const int n = comm.size();
   expect(comm.uses_mpi(), "started by mpiexec but MPI is not in use", comm);
   expect(comm.local_rank() >= 0 && comm.local_rank() < comm.local_size(), "local rank out of range", comm);
+
+  // default_threads: every rank's share of the CPUs (all ranks run on this host, unbound under CTest)
+  {
+    const unsigned share = dist::default_threads(comm);
+    const std::size_t cpus = dist::this_process_cpus().cpus.size();
+    expect(share >= 1 && share <= cpus, fmt::format("default_threads {} of {} CPUs", share, cpus), comm);
+  }
 
   // scatter: rank 0 sends each rank its own pattern (rank 1 an empty buffer)
   {
