@@ -55,7 +55,8 @@ struct Config {
   bool traceback = false;
   DeviceMode device = DeviceMode::kAuto;  // auto: all selected GPUs if any, else CPU threads
   std::string gpus;                       // "0,2" selects devices; empty: every visible GPU
-  unsigned threads = 0;                   // CPU threads (SIMD path and traceback); 0 = all the CPUs this process may use
+  // CPU threads (SIMD path and traceback); 0 = all the CPUs this process may use.
+  unsigned threads = 0;
   // Upper bound on pairs per GPU launch; 0 sizes batches from free device memory.
   std::size_t max_pairs_per_launch = 0;
 
