@@ -17,6 +17,8 @@
 //   WARPSEARCH_BENCH_SW_WRITE_DB  also write the database built here as FASTA to this path (for peers)
 //   WARPSEARCH_BENCH_SW_VERIFY    N targets per query (spread evenly) rescored with sw::simd::pass; any
 //                                 difference fails the entry (default 64)
+//   WARPSEARCH_BENCH_SW_PAIRS     1: score the queries two at a time (scores2: queries 0+1, 2+3, ...; the
+//                                 rows show each pair's time on its first query, 0 on the second)
 // Cells = query length x database residues; GCUPS per query from the engine's device seconds (kernels) and
 // from the wall time of scores() (query upload, kernels, score download, saturation rescoring). The
 // harness's GCUPS is the wall-time throughput over all queries.
@@ -142,23 +144,34 @@ Work run_score(const Context& ctx) {
                "wall");
   Work work;
   double total_wall = 0, total_dev = 0;
+  const bool pairs = env_ll("WARPSEARCH_BENCH_SW_PAIRS", 0) != 0;
+  std::vector<std::int32_t> scores_b(batch.size());
   for (std::size_t qi = 0; qi < queries.size(); ++qi) {
     const auto before = engine->stats();
     const Clock::time_point t = Clock::now();
-    engine->scores(queries[qi], scores);
+    const bool second = pairs && qi % 2 == 1;
+    if (second)
+      scores.swap(scores_b);  // scored with the previous query
+    else if (pairs && qi + 1 < queries.size())
+      engine->scores2(queries[qi], queries[qi + 1], scores, scores_b);
+    else
+      engine->scores(queries[qi], scores);
     const double wall = seconds_since(t);
     const auto after = engine->stats();
     const double dev = after.kernel_seconds - before.kernel_seconds;
-    const double cells = static_cast<double>(queries[qi].size()) * static_cast<double>(residues.size());
+    const std::size_t qcells = pairs && !second && qi + 1 < queries.size()
+                                   ? queries[qi].size() + queries[qi + 1].size()
+                                   : (second ? 0 : queries[qi].size());
+    const double cells = static_cast<double>(qcells) * static_cast<double>(residues.size());
     total_wall += wall;
     total_dev += dev;
     work.cells += static_cast<std::uint64_t>(cells);
     std::fprintf(stderr, "%-28.28s %6zu %10.4f %10.4f %9.1f %9.1f\n", qnames[qi].c_str(), queries[qi].size(),
-                 dev, wall, cells / dev * 1e-9, cells / wall * 1e-9);
+                 dev, wall, dev > 0 ? cells / dev * 1e-9 : 0.0, wall > 0 ? cells / wall * 1e-9 : 0.0);
     if (csv.is_open())
       csv << fmt::format("{},{},{},{},{},{:.0f},{:.6f},{:.6f},{:.1f},{:.1f},{}\n", label, qnames[qi],
                          queries[qi].size(), batch.size(), residues.size(), cells, dev, wall,
-                         cells / dev * 1e-9, cells / wall * 1e-9,
+                         dev > 0 ? cells / dev * 1e-9 : 0.0, wall > 0 ? cells / wall * 1e-9 : 0.0,
                          after.overflow_rescored - before.overflow_rescored);
     for (long long v = 0; v < verify && batch.size() > 0; ++v) {
       const std::size_t k = static_cast<std::size_t>(v) * batch.size() / static_cast<std::size_t>(verify);

@@ -2,7 +2,8 @@
 // query against every sequence of a database batch.
 //
 //   DbBatch          a batch of database sequences (digital codes back to back, offsets)
-//   ScoreEngine      set_database (resident for every query), scores(query) -> one score per sequence
+//   ScoreEngine      set_database (resident for every query), scores(query) -> one score per sequence,
+//                    scores2(a, b): two queries at once
 //   make_cpu_engine  striped SIMD on a thread pool (src/sw/simd); the definition every engine matches
 //   make_gpu_engine  one CUDA device (src/swsearch/cuda); 16-bit kernels, overflow rescored wider
 //
@@ -46,6 +47,13 @@ class ScoreEngine {
   // out[k] = local score of query vs sequence k, for every k < batch.size() (out.size() must equal it).
   // query: digital codes, length >= 1. Thread-compatible: one caller at a time per engine.
   virtual void scores(std::span<const std::uint8_t> query, std::span<std::int32_t> out) = 0;
+  // Two queries at once: exactly scores(a, out_a) and scores(b, out_b) (the GPU engine runs both in one
+  // pass, one query per 16-bit half of its registers).
+  virtual void scores2(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b,
+                       std::span<std::int32_t> out_a, std::span<std::int32_t> out_b) {
+    scores(a, out_a);
+    scores(b, out_b);
+  }
   // e.g. "CPU, 16 threads, avx2" or "GPU 0 (NVIDIA H100 80GB HBM3): swsearch kernels 16-bit DPX"
   virtual std::string describe() const = 0;
   struct Stats {

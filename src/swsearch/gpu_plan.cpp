@@ -70,6 +70,48 @@ std::vector<std::uint32_t> pair_table(const sw::PassModel& model, const LetterCl
   return t;
 }
 
+QpairPlan qpair_plan(std::size_t m) {
+  QpairPlan plan;
+  for (const Shape s : kShapes)
+    if (m <= static_cast<std::size_t>(s.width())) {
+      plan.shape = s;
+      return plan;
+    }
+  plan.multi = true;
+  std::size_t best = 0;
+  for (const int R : kQpairMultiR) {
+    const Shape s{32, R};
+    const std::size_t w = static_cast<std::size_t>(s.width()), tiles = (m + w - 1) / w;
+    if (best == 0 || tiles * w <= best) {
+      best = tiles * w;
+      plan.shape = s;
+      plan.tiles = static_cast<int>(tiles);
+    }
+  }
+  return plan;
+}
+
+std::vector<std::uint32_t> query_pair_profile(const sw::PassModel& model, std::span<const std::uint8_t> a,
+                                              std::span<const std::uint8_t> b, const LetterClasses& db,
+                                              Shape shape, int tiles, int pad_score) {
+  const auto Kd = static_cast<std::size_t>(db.K), R = static_cast<std::size_t>(shape.R);
+  const auto G = static_cast<std::size_t>(shape.G), W = G * R;
+  std::vector<std::uint32_t> out(static_cast<std::size_t>(tiles) * Kd * R * 32u);
+  auto half = [&](std::span<const std::uint8_t> q, std::size_t i, std::size_t d) {
+    const int v = i >= q.size() || d + 1 == Kd ? pad_score : model.score(q[i], db.rep[d]);
+    return static_cast<std::uint32_t>(static_cast<std::uint16_t>(static_cast<std::int16_t>(v)));
+  };
+  std::size_t w = 0;
+  for (std::size_t t = 0; t < static_cast<std::size_t>(tiles); ++t)
+    for (std::size_t d = 0; d < Kd; ++d)
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t lane = 0; lane < 32; ++lane) {
+          const std::size_t i = t * W + (lane % G) * R + r;
+          out[w++] = half(a, i, d) | half(b, i, d) << 16;
+        }
+  return out;
+}
+
 BatchPlan plan_batch(std::span<const std::uint64_t> lengths) {
   std::vector<std::uint32_t> order;
   order.reserve(lengths.size());

@@ -7,9 +7,11 @@
 //   Shape / kShapes                       kernel shapes (G lanes per group, R columns per lane)
 //   BatchPlan / plan_batch                database sequences sorted by length (longest first, ties by id),
 //                                         cut into one partition per shape, paired within a partition
+//   qpair_plan / query_pair_profile       two queries at once (the query-stationary kernels)
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -56,6 +58,23 @@ struct Shape {
 inline constexpr std::array<Shape, 10> kShapes{
     {{4, 8}, {4, 16}, {8, 12}, {8, 16}, {16, 12}, {16, 16}, {32, 10}, {32, 12}, {32, 14}, {32, 16}}};
 inline constexpr Shape kMultiShape{32, 16};
+
+// Query pairs (score_kernel_qs in sw_kernels.cuh) of at most m residues (the longer of the two): the
+// narrowest single-tile shape holding m rows, else the multi-tile shape of G = 32 lanes whose tiles waste
+// the fewest rows (R = 10, 12, 14 or 16; on a tie the wider, with fewer tiles).
+struct QpairPlan {
+  Shape shape;
+  bool multi = false;
+  int tiles = 1;
+};
+inline constexpr std::array<int, 4> kQpairMultiR{10, 12, 14, 16};
+QpairPlan qpair_plan(std::size_t m);
+// The pair's query profile: tiles x Kd x R x 32 words; word ((t * Kd + d) * R + r) * 32 + lane =
+// (uint16)s(a_i, d) | (uint16)s(b_i, d) << 16 with i = t * G * R + (lane % G) * R + r (every group of a warp
+// reads the same rows). Rows at or past a query's length and the pad class Kd - 1 score pad_score.
+std::vector<std::uint32_t> query_pair_profile(const sw::PassModel& model, std::span<const std::uint8_t> a,
+                                              std::span<const std::uint8_t> b, const LetterClasses& db,
+                                              Shape shape, int tiles, int pad_score);
 
 struct Partition {
   int shape = 0;  // index into kShapes, or -1 for kMultiShape (multi-tile)

@@ -294,6 +294,37 @@ class BatchReader {
   std::optional<dist::ShardPlanner> planner_;
 };
 
+// One or two queries scored together (ScoreEngine::scores2).
+inline constexpr std::size_t kNoQuery = static_cast<std::size_t>(-1);
+struct Unit {
+  std::size_t a = 0;
+  std::size_t b = kNoQuery;
+};
+// The queries `mine` sorted by length (ties by index), each paired with the next when the shorter has at
+// least half the longer's length, else scored alone. The GPU's pair kernels pad the shorter query to the
+// longer's rows and still score more of the real cells per second than one query at a time for the
+// standard queries paired this way (on an H200: 144 + 189 aa 3.96 TCUPS against 2.95 and 3.08 alone; 222
+// + 375 3.52 against 3.13 and 3.34; docs/PERFORMANCE.md, 2026-11-28).
+std::vector<Unit> pair_queries(const std::vector<std::size_t>& mine,
+                               const std::vector<QueryResult>& queries) {
+  std::vector<std::size_t> order = mine;
+  auto length = [&](std::size_t q) { return queries[q].residues.size(); };
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return length(x) != length(y) ? length(x) < length(y) : x < y;
+  });
+  std::vector<Unit> units;
+  for (std::size_t k = 0; k < order.size();) {
+    if (k + 1 < order.size() && 2 * length(order[k]) >= length(order[k + 1])) {
+      units.push_back(Unit{order[k], order[k + 1]});
+      k += 2;
+    } else {
+      units.push_back(Unit{order[k], kNoQuery});
+      ++k;
+    }
+  }
+  return units;
+}
+
 // Batch size when Options::batch_residues is 0: at most 2^30 residues, two batches within an eighth of
 // the host memory (shared by the `local_processes` ranks of a distributed search on this node), and on GPUs
 // each engine's share within a quarter of its free memory.
@@ -655,6 +686,9 @@ Summary search_impl(const std::string& query_path, const std::string& db_path, c
       mine.push_back(q);
   std::uint64_t mine_residues = 0;
   for (const std::size_t q : mine) mine_residues += queries[q].residues.size();
+  // Scoring units: the queries by length, neighbours paired (ScoreEngine::scores2: a GPU engine scores both
+  // in one pass); results do not depend on the pairing.
+  const std::vector<Unit> units = pair_queries(mine, queries);
 
   Summary summary;
   summary.queries = queries.size();
@@ -679,7 +713,7 @@ Summary search_impl(const std::string& query_path, const std::string& db_path, c
     BatchReader reader(*source, batch_limit, engines.size(), shard);
     auto current = std::make_unique<Batch>(), next = std::make_unique<Batch>();
     bool have = reader.fill(*current);
-    std::array<std::vector<std::int32_t>, 2> scores;
+    std::array<std::vector<std::int32_t>, 4> scores;
     std::vector<std::shared_ptr<const Target>> records;
     while (have) {
       const Batch& batch = *current;
@@ -696,31 +730,44 @@ Summary search_impl(const std::string& query_path, const std::string& db_path, c
           std::async(std::launch::async, [&reader, &next] { return reader.fill(*next); });
       records.assign(batch.size(), nullptr);
       double score_seconds = 0.0, merge_seconds = 0.0;
-      // The k-th query is scored into scores[k % 2] while the merge of the one before (one at a time: they
-      // share `records`) reads the other buffer.
+      // Unit u (one query or two, `units`) is scored into scores[2 * (u % 2)] (and the next buffer) while
+      // the merges of the unit before (one query at a time: they share `records`) read the other two.
       std::future<void> merging;
-      for (std::size_t k = 0; k < mine.size(); ++k) {
-        const std::size_t q = mine[k];
-        std::vector<std::int32_t>& out = scores[k % 2];
-        out.assign(batch.size(), 0);
+      for (std::size_t u = 0; u < units.size(); ++u) {
+        const Unit unit = units[u];
+        const bool two = unit.b != kNoQuery;
+        std::vector<std::int32_t>& out_a = scores[2 * (u % 2)];
+        std::vector<std::int32_t>& out_b = scores[2 * (u % 2) + 1];
+        out_a.assign(batch.size(), 0);
+        if (two) out_b.assign(batch.size(), 0);
         t0 = Clock::now();
-        const std::span<const std::uint8_t> query(queries[q].residues);
+        const std::span<const std::uint8_t> qa(queries[unit.a].residues);
+        const std::span<const std::uint8_t> qb =
+            two ? std::span<const std::uint8_t>(queries[unit.b].residues) : std::span<const std::uint8_t>();
         for_each_engine(engines.size(), [&](std::size_t e) {
-          if (engines.size() == 1) {
-            engines[0]->scores(query, out);
-            return;
-          }
-          const WorkRange& r = batch.shares[e];
-          if (r.end > r.begin)
-            engines[e]->scores(query, std::span<std::int32_t>(out).subspan(r.begin, r.end - r.begin));
+          const WorkRange r = engines.size() == 1 ? WorkRange{0, batch.size(), 0} : batch.shares[e];
+          if (r.end <= r.begin && engines.size() > 1) return;
+          const std::span<std::int32_t> sa = std::span<std::int32_t>(out_a).subspan(r.begin, r.end - r.begin);
+          if (two)
+            engines[e]->scores2(qa, qb, sa, std::span<std::int32_t>(out_b).subspan(r.begin, r.end - r.begin));
+          else
+            engines[e]->scores(qa, sa);
         });
         const double s = seconds_since(t0);
-        query_score_seconds[q] += s;
+        // A pair's time is shared by its queries in proportion to their lengths.
+        if (two) {
+          const double la = static_cast<double>(qa.size()), lb = static_cast<double>(qb.size());
+          query_score_seconds[unit.a] += s * la / (la + lb);
+          query_score_seconds[unit.b] += s * lb / (la + lb);
+        } else {
+          query_score_seconds[unit.a] += s;
+        }
         score_seconds += s;
         if (merging.valid()) merging.get();
-        merging = std::async(std::launch::async, [&, q, k] {
+        merging = std::async(std::launch::async, [&, unit, two, u] {
           const Clock::time_point m0 = Clock::now();
-          merge(batch, scores[k % 2], options.alignments, tops[q], records);
+          merge(batch, scores[2 * (u % 2)], options.alignments, tops[unit.a], records);
+          if (two) merge(batch, scores[2 * (u % 2) + 1], options.alignments, tops[unit.b], records);
           merge_seconds += seconds_since(m0);
         });
       }

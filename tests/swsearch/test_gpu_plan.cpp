@@ -1,7 +1,7 @@
 // test_gpu_plan.cpp: host-side planning of the swsearch GPU kernels (src/swsearch/gpu_plan.hpp): letter
 // classes of any code subset reproduce the matrix, the substitution table holds each score zero-extended, the
 // length partitions pair every non-empty sequence exactly once with the widest sequence of each partition
-// fitting its shape.
+// fitting its shape; the query-pair profile holds both queries' scores at every lane's rows.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -74,6 +74,63 @@ TEST(SwsearchGpuPlan, ClassesAndTablesReproduceEveryMatrix) {
   }
   EXPECT_EQ(codes_present(std::vector<std::uint8_t>{0, 3, 3, 31}), 0x80000009u);
   EXPECT_EQ(codes_present(std::vector<std::uint8_t>{}), 0u);
+}
+
+TEST(SwsearchGpuPlan, QueryPairProfileHoldsBothQueriesPerLaneRow) {
+  const sw::PassModel model =
+      sw::PassModel::make(ScoringMatrix::builtin("BLOSUM62"), GapCosts{11, 1}, sw::Mode::kLocal);
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<int> code(0, 24);
+  const LetterClasses db = make_letter_classes(model);
+  auto half = [](std::uint32_t w, int h) {
+    return static_cast<int>(static_cast<std::int16_t>(w >> (16 * h)));
+  };
+  for (const std::size_t ma : {1u, 95u, 96u, 300u, 567u, 729u, 1025u}) {
+    for (const std::size_t mb : {1u, 96u, 700u}) {
+      std::vector<std::uint8_t> a(ma), b(mb);
+      for (auto& c : a) c = static_cast<std::uint8_t>(code(rng));
+      for (auto& c : b) c = static_cast<std::uint8_t>(code(rng));
+      const std::size_t m = std::max(ma, mb);
+      const QpairPlan plan = qpair_plan(m);
+      const Shape shape = plan.shape;
+      const int tiles = plan.tiles;
+      ASSERT_GE(static_cast<std::size_t>(tiles * shape.width()), m);
+      ASSERT_LT(static_cast<std::size_t>((tiles - 1) * shape.width()), m);
+      if (!plan.multi) {
+        // The narrowest single-tile shape holding m rows.
+        EXPECT_EQ(tiles, 1);
+        const auto at = std::find_if(kShapes.begin(), kShapes.end(),
+                                     [&](Shape s) { return static_cast<std::size_t>(s.width()) >= m; });
+        ASSERT_NE(at, kShapes.end());
+        EXPECT_EQ(at->G, shape.G);
+        EXPECT_EQ(at->R, shape.R);
+      } else {
+        // Longer than every single-tile shape; no multi-tile shape wastes fewer rows.
+        EXPECT_GT(m, static_cast<std::size_t>(kShapes.back().width()));
+        EXPECT_EQ(shape.G, 32);
+        for (const int R : kQpairMultiR) {
+          const std::size_t w = 32u * static_cast<std::size_t>(R);
+          EXPECT_LE(static_cast<std::size_t>(tiles * shape.width()), (m + w - 1) / w * w) << "R " << R;
+        }
+      }
+      const auto prof = query_pair_profile(model, a, b, db, shape, tiles, -32000);
+      const auto K = static_cast<std::size_t>(db.K), R = static_cast<std::size_t>(shape.R);
+      ASSERT_EQ(prof.size(), static_cast<std::size_t>(tiles) * K * R * 32u);
+      // Row i of the queries is held by lane (i % W) / R (and every lane congruent mod G), register i % R.
+      for (std::size_t i = 0; i < static_cast<std::size_t>(tiles * shape.width()); ++i) {
+        const std::size_t t = i / static_cast<std::size_t>(shape.width());
+        const std::size_t l = (i % static_cast<std::size_t>(shape.width())) / R, r = i % R;
+        for (std::size_t d = 0; d < K; ++d)
+          for (std::size_t lane = l; lane < 32; lane += static_cast<std::size_t>(shape.G)) {
+            const std::uint32_t w = prof[((t * K + d) * R + r) * 32 + lane];
+            const int want_a = d + 1 == K || i >= ma ? -32000 : model.score(a[i], db.rep[d]);
+            const int want_b = d + 1 == K || i >= mb ? -32000 : model.score(b[i], db.rep[d]);
+            ASSERT_EQ(half(w, 0), want_a) << "row " << i << " class " << d << " lane " << lane;
+            ASSERT_EQ(half(w, 1), want_b) << "row " << i << " class " << d << " lane " << lane;
+          }
+      }
+    }
+  }
 }
 
 TEST(SwsearchGpuPlan, PartitionsPairEveryNonEmptySequenceOnce) {

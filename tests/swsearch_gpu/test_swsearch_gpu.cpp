@@ -92,6 +92,7 @@ void expect_engine_exact(ScoreEngine& engine, const sw::PassModel& model, const 
   const DbBatch batch = db.batch();
   sw::simd::Workspace ws;
   std::vector<std::int32_t> got(batch.size());
+  std::vector<std::vector<std::int32_t>> wants(queries.size());
   for (std::size_t qi = 0; qi < queries.size(); ++qi) {
     engine.scores(queries[qi], got);
     for (std::size_t k = 0; k < batch.size(); ++k) {
@@ -99,8 +100,24 @@ void expect_engine_exact(ScoreEngine& engine, const sw::PassModel& model, const 
       const int want = t.empty()  ? 0
                        : use_simd ? sw::simd::pass(model, queries[qi], t, ws).score
                                   : reference_score(model, queries[qi], t);
+      wants[qi].push_back(want);
       ASSERT_EQ(got[k], want) << "query " << qi << " (length " << queries[qi].size() << ") vs sequence " << k
                               << " (length " << t.size() << ")";
+    }
+  }
+  // Two queries at once (the query-stationary kernels): every query once in each half, paired with the
+  // next one (mixed lengths: the shorter query's rows past its end are padding).
+  std::vector<std::int32_t> got_b(batch.size());
+  for (std::size_t qa = 0; qa < queries.size(); ++qa) {
+    const std::size_t qb = (qa + 1) % queries.size();
+    engine.scores2(queries[qa], queries[qb], got, got_b);
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+      ASSERT_EQ(got[k], wants[qa][k])
+          << "pair (" << qa << ", " << qb << "): query " << qa << " (length " << queries[qa].size()
+          << ") vs sequence " << k << " (length " << batch.length(k) << ")";
+      ASSERT_EQ(got_b[k], wants[qb][k])
+          << "pair (" << qa << ", " << qb << "): query " << qb << " (length " << queries[qb].size()
+          << ") vs sequence " << k << " (length " << batch.length(k) << ")";
     }
   }
 }
@@ -210,7 +227,8 @@ TEST(SwsearchGpu, SaturationIsRescoredWider) {
   const std::vector<std::vector<std::uint8_t>> queries = {std::vector<std::uint8_t>(4500, w)};
   auto engine = make_gpu_engine(model, dev);
   expect_engine_exact(*engine, model, db, queries);
-  EXPECT_EQ(engine->stats().overflow_rescored, 2u);  // 4000 and 2910 W's (32010 >= kSat16)
+  // 4000 and 2910 W's (32010 >= kSat16): 2 by scores(), then 4 by scores2() with the query in both halves.
+  EXPECT_EQ(engine->stats().overflow_rescored, 6u);
 }
 
 TEST(SwsearchGpu, RealProteinsAndEngineReuse) {

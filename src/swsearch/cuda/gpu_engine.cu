@@ -1,6 +1,7 @@
 // gpu_engine.cu: the CUDA score engine of swsearch (engine.hpp): the database batch resident on one
 // GPU, length-partitioned (gpu_plan.hpp), scored against each query by the 16-bit kernels of
-// sw_kernels.cuh; pairs whose 16-bit score saturates are rescored on the host with 32-bit SIMD lanes.
+// sw_kernels.cuh (score_kernel for one query, score_kernel_qs for two at once: scores2); pairs whose 16-bit
+// score saturates are rescored on the host with 32-bit SIMD lanes.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -58,6 +59,36 @@ KernelFn kernel_of(gpu::Shape s, bool multi, int mode) {
               "swsearch: no kernel for shape " + std::to_string(s.G) + "x" + std::to_string(s.R));
 }
 
+using QsKernelFn = void (*)(gpu::QsParams);
+
+// The query-stationary kernel of a shape (single-tile) or of the multi-tile shape.
+QsKernelFn qs_kernel_of(gpu::Shape s, bool multi) {
+  if (multi) {
+    static_assert(gpu::kQpairMultiR[0] == 10 && gpu::kQpairMultiR[3] == 16);
+    if (s.G == 32 && s.R == 10) return &gpu::score_kernel_qs<32, 10, true>;
+    if (s.G == 32 && s.R == 12) return &gpu::score_kernel_qs<32, 12, true>;
+    if (s.G == 32 && s.R == 14) return &gpu::score_kernel_qs<32, 14, true>;
+    if (s.G == 32 && s.R == 16) return &gpu::score_kernel_qs<32, 16, true>;
+    throw Error(ErrorKind::kInternal,
+                "swsearch: no multi-tile query-pair kernel for R = " + std::to_string(s.R));
+  }
+#define WS_SW_SHAPE(g, r) \
+  if (s.G == (g) && s.R == (r)) return &gpu::score_kernel_qs<g, r, false>;
+  WS_SW_SHAPE(4, 8)
+  WS_SW_SHAPE(4, 16)
+  WS_SW_SHAPE(8, 12)
+  WS_SW_SHAPE(8, 16)
+  WS_SW_SHAPE(16, 12)
+  WS_SW_SHAPE(16, 16)
+  WS_SW_SHAPE(32, 10)
+  WS_SW_SHAPE(32, 12)
+  WS_SW_SHAPE(32, 14)
+  WS_SW_SHAPE(32, 16)
+#undef WS_SW_SHAPE
+  throw Error(ErrorKind::kInternal,
+              "swsearch: no query-pair kernel for shape " + std::to_string(s.G) + "x" + std::to_string(s.R));
+}
+
 // Measurement knob WARPSEARCH_SW_GPU_TABLE=pair|private (default pair, the faster: sw_kernels.cuh);
 // results are identical.
 int table_mode_from_env() {
@@ -102,6 +133,12 @@ class GpuScoreEngine final : public ScoreEngine {
     d_class_ = cu::DeviceBuffer<std::uint8_t>(kMaxCodes);
     for (const gpu::Shape s : gpu::kShapes) prepare(kernel_of(s, false, mode_));
     prepare(kernel_of(gpu::kMultiShape, true, mode_));
+    max_qs_smem_ = gpu::qs_smem_bytes(all.K, gpu::kMultiShape.R);
+    if (max_qs_smem_ > static_cast<std::size_t>(prop.sharedMemPerBlockOptin))
+      throw Error(ErrorKind::kGpu, "swsearch: the query profile tile (" + std::to_string(max_qs_smem_) +
+                                       " bytes) does not fit in shared memory");
+    for (const gpu::Shape s : gpu::kShapes) prepare_qs(qs_kernel_of(s, false));
+    for (const int R : gpu::kQpairMultiR) prepare_qs(qs_kernel_of(gpu::Shape{32, R}, true));
   }
 
   void set_database(const DbBatch& batch) override {
@@ -122,8 +159,21 @@ class GpuScoreEngine final : public ScoreEngine {
     if (!batch.offsets.empty()) d_off_.upload(batch.offsets);
     d_pairs_ = cu::DeviceBuffer<uint2>(std::max<std::size_t>(pairs.size(), 1));
     if (!pairs.empty()) d_pairs_.upload(std::span<const uint2>(pairs));
+    // The query-pair kernels' order: the non-empty sequences, longest first (the pairs list, unpaired).
+    std::vector<std::uint32_t> order;
+    order.reserve(2 * plan_.pair_a.size());
+    for (std::size_t k = 0; k < plan_.pair_a.size(); ++k) {
+      order.push_back(plan_.pair_a[k]);
+      if (plan_.pair_b[k] != gpu::kNone) order.push_back(plan_.pair_b[k]);
+    }
+    longest_ = order.empty() ? 0 : batch.length(order.front());
+    nseq_ = order.size();
+    d_order_ = cu::DeviceBuffer<std::uint32_t>(std::max<std::size_t>(order.size(), 1));
+    if (!order.empty()) d_order_.upload(std::span<const std::uint32_t>(order));
     d_scores_ = cu::DeviceBuffer<std::int32_t>(std::max<std::size_t>(n_, 1));
     h_scores_ = cu::PinnedBuffer<std::int32_t>(std::max<std::size_t>(n_, 1));
+    d_scores_b_ = cu::DeviceBuffer<std::int32_t>(std::max<std::size_t>(n_, 1));
+    h_scores_b_ = cu::PinnedBuffer<std::int32_t>(std::max<std::size_t>(n_, 1));
     stats_.upload_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
@@ -205,20 +255,70 @@ class GpuScoreEngine final : public ScoreEngine {
     stats_.kernel_seconds += static_cast<double>(cu::Event::elapsed_ms(start_, stop_)) / 1000.0;
     stats_.cells += static_cast<std::uint64_t>(m) * batch_.residues.size();
 
-    for (std::size_t k = 0; k < n_; ++k) {
-      std::int32_t s = h_scores_.data()[k];
-      if (s >= gpu::kSat16) {
-        // Saturated in 16 bits: the exact score with 32-bit lanes (the pass chooses them for this size).
-        s = sw::simd::pass(model_, query, batch_.sequence(k), workspace_).score;
-        ++stats_.overflow_rescored;
-      }
-      out[k] = s;
+    finish(query, h_scores_.data(), out);
+  }
+
+  void scores2(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b,
+               std::span<std::int32_t> out_a, std::span<std::int32_t> out_b) override {
+    if (out_a.size() != n_ || out_b.size() != n_)
+      throw Error(ErrorKind::kInternal, "swsearch GPU engine: output size mismatch");
+    if (a.empty() || b.empty()) throw Error(ErrorKind::kInternal, "swsearch GPU engine: empty query");
+    if (n_ == 0) return;
+    cu::DeviceGuard guard(device_);
+    const std::size_t m = std::max(a.size(), b.size());
+    const gpu::QpairPlan plan = gpu::qpair_plan(m);
+    const gpu::Shape shape = plan.shape;
+    const bool multi = plan.multi;
+    const int tiles = plan.tiles;
+    profile_ = gpu::query_pair_profile(model_, a, b, db_classes_, shape, tiles, gpu::kPadScore);
+    if (d_table_.size() < profile_.size()) d_table_ = cu::DeviceBuffer<std::uint32_t>(profile_.size());
+    d_table_.upload_async(profile_, stream_);
+    d_scores_.fill_zero_async(stream_);  // zero-length sequences are not in the order
+    d_scores_b_.fill_zero_async(stream_);
+    const std::size_t smem = gpu::qs_smem_bytes(db_classes_.K, shape.R);
+    const QsKernelFn fn = qs_kernel_of(shape, multi);
+    const int groups_per_block = gpu::kQsBlockThreads / shape.G;
+    std::size_t blocks =
+        (nseq_ + static_cast<std::size_t>(groups_per_block) - 1) / static_cast<std::size_t>(groups_per_block);
+    blocks = std::max<std::size_t>(std::min(blocks, qs_resident_blocks(fn, smem)), 1);
+
+    gpu::QsParams p;
+    p.residues = d_res_.data();
+    p.offsets = d_off_.data();
+    p.order = d_order_.data();
+    p.nseq = static_cast<std::uint32_t>(nseq_);
+    p.profile = d_table_.data();
+    p.tiles = tiles;
+    p.code_class = d_class_.data();
+    p.Kd = db_classes_.K;
+    p.ox2 = both_halves(model_.open + model_.extend);
+    p.neg_x2 = both_halves(-model_.extend);
+    p.scores_a = d_scores_.data();
+    p.scores_b = d_scores_b_.data();
+    if (multi) {
+      const std::size_t need = blocks * static_cast<std::size_t>(groups_per_block) * longest_;
+      if (d_border_.size() < need) d_border_ = cu::DeviceBuffer<uint2>(need);
+      p.border = d_border_.data();
+      p.bstride = static_cast<std::uint32_t>(longest_);
     }
+    start_.record(stream_);
+    if (nseq_ > 0) {
+      fn<<<static_cast<unsigned>(blocks), gpu::kQsBlockThreads, smem, stream_.get()>>>(p);
+      WS_CUDA_CHECK(cudaGetLastError());
+    }
+    stop_.record(stream_);
+    d_scores_.download_async(std::span<std::int32_t>(h_scores_.data(), n_), stream_);
+    d_scores_b_.download_async(std::span<std::int32_t>(h_scores_b_.data(), n_), stream_);
+    stream_.synchronize();
+    stats_.kernel_seconds += static_cast<double>(cu::Event::elapsed_ms(start_, stop_)) / 1000.0;
+    stats_.cells += static_cast<std::uint64_t>(a.size() + b.size()) * batch_.residues.size();
+    finish(a, h_scores_.data(), out_a);
+    finish(b, h_scores_b_.data(), out_b);
   }
 
   std::string describe() const override {
     return "GPU " + std::to_string(device_) + " (" + name_ + "): swsearch 16-bit DPX kernels, " +
-           (mode_ == gpu::kPair ? "pair" : "bank-private") + " table";
+           (mode_ == gpu::kPair ? "pair" : "bank-private") + " table (query pairs: query profile)";
   }
   Stats stats() const override { return stats_; }
 
@@ -227,6 +327,29 @@ class GpuScoreEngine final : public ScoreEngine {
     WS_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(fn),
                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        static_cast<int>(max_smem_)));
+  }
+  // out = the kernel's scores, those saturated in 16 bits rescored exactly with 32-bit lanes (the pass
+  // chooses them for this size).
+  void finish(std::span<const std::uint8_t> query, const std::int32_t* got, std::span<std::int32_t> out) {
+    for (std::size_t k = 0; k < n_; ++k) {
+      std::int32_t s = got[k];
+      if (s >= gpu::kSat16) {
+        s = sw::simd::pass(model_, query, batch_.sequence(k), workspace_).score;
+        ++stats_.overflow_rescored;
+      }
+      out[k] = s;
+    }
+  }
+  void prepare_qs(QsKernelFn fn) const {
+    WS_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(fn),
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(max_qs_smem_)));
+  }
+  std::size_t qs_resident_blocks(QsKernelFn fn, std::size_t smem) const {
+    int per_sm = 0;
+    WS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(fn),
+                                                                gpu::kQsBlockThreads, smem));
+    return static_cast<std::size_t>(std::max(per_sm, 1)) * static_cast<std::size_t>(sms_);
   }
   std::size_t resident_blocks(KernelFn fn, std::size_t smem) const {
     int per_sm = 0;
@@ -242,7 +365,14 @@ class GpuScoreEngine final : public ScoreEngine {
   gpu::LetterClasses db_classes_;  // of the current batch
   int mode_ = gpu::kPair;
   std::size_t max_smem_ = 0;
-  std::vector<std::uint32_t> table_;  // the current query's table (host copy kept for the async upload)
+  std::vector<std::uint32_t> table_;    // the current query's table (host copy kept for the async upload)
+  std::vector<std::uint32_t> profile_;  // the current query pair's profile (the same)
+  std::size_t max_qs_smem_ = 0;
+  std::size_t nseq_ = 0;       // non-empty sequences of the batch
+  std::uint64_t longest_ = 0;  // their longest length
+  cu::DeviceBuffer<std::uint32_t> d_order_;
+  cu::DeviceBuffer<std::int32_t> d_scores_b_;
+  cu::PinnedBuffer<std::int32_t> h_scores_b_;
   cu::Stream stream_;
   cu::Event start_, stop_;
   static constexpr std::size_t kSideStreams = 3;

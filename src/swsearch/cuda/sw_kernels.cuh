@@ -1,5 +1,6 @@
-// sw_kernels.cuh: the GPU score kernel of swsearch (CUDASW++4.0 class): exact local affine-gap
-// Smith-Waterman scores of one query against many database sequences, 16-bit cells with Hopper DPX.
+// sw_kernels.cuh: the GPU score kernels of swsearch (CUDASW++4.0 class): exact local affine-gap
+// Smith-Waterman scores of one query (score_kernel) or two (score_kernel_qs, QUERY-STATIONARY KERNEL below)
+// against many database sequences, 16-bit cells with Hopper DPX.
 //
 // WORK. A group of G lanes (G = 4..32, 32 / G groups per warp) scores a PAIR of database sequences at once:
 // every 32-bit register holds the same cell of both (low half: sequence a, the longer; high half: b). The
@@ -290,6 +291,190 @@ __global__ void __launch_bounds__(kBlockThreads, WS_SW_MIN_BLOCKS) score_kernel(
       const int ox = static_cast<int>(bias2 & 0xFFFFu);
       if (has_a) p.scores[ids.x] = ma >= kSat16 ? kSat16 : ma - ox;
       if (has_b) p.scores[ids.y] = mb >= kSat16 ? kSat16 : mb - ox;
+    }
+  }
+}
+
+// QUERY-STATIONARY KERNEL (score_kernel_qs): two QUERIES against one database sequence per group. The
+// roles of score_kernel swap: lane l of a group holds R consecutive query rows of a tile of W = G * R rows
+// (H(i, j-1) and E(i, j) of each row in registers), and the database sequence streams through the lanes
+// as the systolic wavefront (at step s lane l computes column j = s - l; lane l - 1 hands it H(i0 - 1, j) and
+// F(i0, j) of its first row i0). The two halves of every register are two queries a (low) and b (high) of
+// the same database sequence. The recurrence, bias and overflow rule are those above with E and F swapped.
+//
+// The substitution scores come from the pair's QUERY PROFILE (gpu_plan.hpp query_pair_profile), a tile
+// of it in shared memory: word (d * R + r) * 32 + lane = (s(a_i, d), s(b_i, d)) for database class d and
+// the lane's row i = tile * W + (lane % G) * R + r. Every lane reads its own bank whatever letters the
+// lanes stream (score_kernel's pair table conflicts about 3.5-way at random), and the offset of row r is
+// an immediate. Rows past a query's end and the pad class score kPadScore.
+//
+// WORK. The database sequences are ordered by length (longest first); a block's groups take consecutive
+// ones, round by round (grid-stride), so the warps of a block stream similar lengths. With several tiles
+// (kMulti) the block moves through the tiles together, loading each tile's profile between two barriers;
+// lane G-1 of a tile writes the bottom row's (H, F) per column to the group's border scratch for lane 0 of
+// the next tile.
+struct QsParams {
+  const std::uint8_t* residues = nullptr;  // the batch's codes, back to back
+  const std::uint64_t* offsets = nullptr;  // per sequence id: start in residues (size n + 1)
+  const std::uint32_t* order = nullptr;    // ids of the non-empty sequences, longest first
+  std::uint32_t nseq = 0;
+  const std::uint32_t* profile = nullptr;    // tiles x Kd x R x 32 words (gpu_plan.hpp query_pair_profile)
+  int tiles = 1;                             // query tiles of W rows
+  const std::uint8_t* code_class = nullptr;  // 32 entries: database code -> database class
+  int Kd = 0;                                // database classes, including the pad class Kd - 1
+  std::uint32_t ox2 = 0;                     // O + X in both halves (the value bias)
+  std::uint32_t neg_x2 = 0;                  // -X in both halves
+  uint2* border = nullptr;                   // kMulti: per group slot, bstride entries (H, F words)
+  std::uint32_t bstride = 0;                 // >= the longest sequence
+  std::int32_t* scores_a = nullptr;          // per sequence id (min(score, kSat16)), query a
+  std::int32_t* scores_b = nullptr;          // the same for query b
+};
+
+// Blocks of 384 threads, two per SM (80 registers, 24 warps; a profile tile of R = 16 rows and 25 classes
+// takes 51 KB per block). On an H200, 20 queries in pairs against 1 M sequences: 4.03 TCUPS; 256 x 3: 3.87;
+// 128 x 4: 3.80 (docs/PERFORMANCE.md, 2026-11-28).
+#ifndef WS_SW_QS_BLOCK_THREADS
+#define WS_SW_QS_BLOCK_THREADS 384  // measurement knob, with WS_SW_QS_MIN_BLOCKS
+#endif
+#ifndef WS_SW_QS_MIN_BLOCKS
+#define WS_SW_QS_MIN_BLOCKS 2
+#endif
+inline constexpr int kQsBlockThreads = WS_SW_QS_BLOCK_THREADS;
+
+// Shared memory of a query-stationary kernel: one profile tile.
+__host__ __device__ constexpr std::size_t qs_smem_bytes(int Kd, int R) {
+  return static_cast<std::size_t>(Kd) * static_cast<std::size_t>(R) * 128u;
+}
+
+template <int G, int R, bool kMulti>
+__global__ void __launch_bounds__(kQsBlockThreads, WS_SW_QS_MIN_BLOCKS) score_kernel_qs(const QsParams p) {
+  static_assert(G >= 4 && G <= 32 && (G & (G - 1)) == 0 && R % 2 == 0 && kQsBlockThreads % 32 == 0);
+  constexpr int kGroups = kQsBlockThreads / G;
+  constexpr std::uint32_t kRowBytes = R * 128u;  // one database class's rows in the profile tile
+  extern __shared__ uint4 smem_profile[];
+  __shared__ std::uint8_t cls[32];
+  const int K = p.Kd;
+  const int tile_vec4 = K * R * 8;  // uint4 per tile
+  if (threadIdx.x < 32) cls[threadIdx.x] = p.code_class[threadIdx.x];
+  auto load_tile = [&](int tile) {
+    const uint4* src = reinterpret_cast<const uint4*>(p.profile) + static_cast<std::size_t>(tile) * tile_vec4;
+    for (int i = threadIdx.x; i < tile_vec4; i += kQsBlockThreads) smem_profile[i] = src[i];
+  };
+  if constexpr (!kMulti) load_tile(0);
+  __syncthreads();
+
+  const int lane = threadIdx.x & 31;
+  const int l = lane % G;
+  const unsigned group = threadIdx.x / G;
+  const std::uint32_t base_addr = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_profile)) +
+                                  static_cast<std::uint32_t>(lane) * 4u;
+  const std::uint32_t pad_row = static_cast<std::uint32_t>(K - 1) * kRowBytes;
+  const std::uint32_t bias2 = p.ox2, neg_x2 = p.neg_x2;
+  uint2* const border =
+      kMulti ? p.border + (static_cast<std::size_t>(blockIdx.x) * kGroups + group) * p.bstride : nullptr;
+  const uint2 boundary = make_uint2(bias2, 0u);  // H = 0, F = -(O + X)
+
+  // Block-uniform rounds: the block's groups take sequences base .. base + kGroups - 1 of the order.
+  for (unsigned base = blockIdx.x * kGroups; base < p.nseq; base += gridDim.x * kGroups) {
+    const unsigned k = base + group;
+    const bool has = k < p.nseq;
+    const std::uint32_t id = has ? p.order[k] : 0u;
+    const std::uint64_t off = has ? p.offsets[id] : 0;
+    const int n = has ? static_cast<int>(p.offsets[id + 1] - off) : 0;
+    int nmax = n;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) nmax = max(nmax, __shfl_xor_sync(kFullMask, nmax, o));
+    const int steps = (nmax + G - 1 + 3) & ~3;
+    const std::uint8_t* const seq = p.residues + off;
+    std::uint32_t mx = bias2;
+    for (int tile = 0; tile < p.tiles; ++tile) {
+      if constexpr (kMulti) {
+        __syncthreads();  // every warp is done with the previous tile
+        load_tile(tile);
+        __syncthreads();
+      }
+      std::uint32_t H[R], E[R];  // H(i, j-1) and E(i, j) of the lane's rows
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        H[r] = bias2;  // H(i, -1) = 0
+        E[r] = 0;      // E(i, 0) = -(O + X)
+      }
+      const bool write_border = kMulti && tile + 1 < p.tiles && l == G - 1;
+      const bool read_border = kMulti && tile > 0 && l == 0;
+      std::uint32_t hu = bias2, fu = 0, letter = pad_row, hdiag = bias2;
+      auto step = [&](int s, std::uint32_t letter_in, uint2 b) {
+        std::uint32_t row_off =
+            static_cast<std::uint32_t>(__shfl_up_sync(kFullMask, static_cast<int>(letter), 1, G));
+        if (l == 0) {  // lane 0: the letter of column s and the tile's top border at column s
+          row_off = letter_in;
+          hu = b.x;
+          fu = b.y;
+        }
+        letter = row_off;
+        const std::uint32_t addr = base_addr + row_off;
+        std::uint32_t diag = hdiag;
+        std::uint32_t f = fu;
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          std::uint32_t sc;  // (s(a_i, d), s(b_i, d))
+          asm("ld.shared.u32 %0, [%1];" : "=r"(sc) : "r"(addr + static_cast<std::uint32_t>(r) * 128u));
+          const std::uint32_t h = __vimax3_s16x2(__viaddmax_s16x2(diag, sc, E[r]), f, bias2);
+          diag = H[r];
+          H[r] = h;
+          const std::uint32_t hof = mad_u32(h, 1u, 0u - bias2);  // both halves >= OX: no borrow
+          f = __viaddmax_s16x2(f, neg_x2, hof);
+          E[r] = __viaddmax_s16x2(E[r], neg_x2, hof);
+          if (r & 1) mx = __vimax3_s16x2(mx, H[r - 1], H[r]);
+        }
+        if (write_border) {
+          const int col = s - (G - 1);
+          if (col >= 0 && col < n) border[col] = make_uint2(H[R - 1], f);
+        }
+        hdiag = hu;
+        hu = static_cast<std::uint32_t>(__shfl_up_sync(kFullMask, static_cast<int>(H[R - 1]), 1, G));
+        fu = static_cast<std::uint32_t>(__shfl_up_sync(kFullMask, static_cast<int>(f), 1, G));
+      };
+      // Four columns per iteration; lane 0's letters and border entries are loaded one iteration ahead. A
+      // border column read at step s is rewritten only at step s + G - 1 (by lane G-1, this tile).
+      auto letter_at = [&](int j) {
+        return j < n ? static_cast<std::uint32_t>(cls[seq[j] & 31]) * kRowBytes : pad_row;
+      };
+      auto border_at = [&](int j) { return (read_border && j < n) ? border[j] : boundary; };
+      std::uint32_t l_next[4];
+      uint2 b_next[4];
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        l_next[c] = l == 0 ? letter_at(c) : pad_row;
+        b_next[c] = border_at(c);
+      }
+      for (int s = 0; s < steps; s += 4) {
+        std::uint32_t lc[4];
+        uint2 bc[4];
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          lc[c] = l_next[c];
+          bc[c] = b_next[c];
+        }
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          l_next[c] = l == 0 ? letter_at(s + 4 + c) : pad_row;
+          b_next[c] = border_at(s + 4 + c);
+        }
+#pragma unroll
+        for (int c = 0; c < 4; ++c) step(s + c, lc[c], bc[c]);
+      }
+    }
+    // Group maximum, per half.
+#pragma unroll
+    for (int o = G / 2; o > 0; o >>= 1)
+      mx = __vimax_s16x2_relu(
+          mx, static_cast<std::uint32_t>(__shfl_xor_sync(kFullMask, static_cast<int>(mx), o, G)));
+    if (l == 0 && has) {
+      const int ma = static_cast<int>(static_cast<std::int16_t>(mx & 0xFFFFu));
+      const int mb = static_cast<int>(static_cast<std::int16_t>(mx >> 16));
+      const int ox = static_cast<int>(bias2 & 0xFFFFu);
+      p.scores_a[id] = ma >= kSat16 ? kSat16 : ma - ox;
+      p.scores_b[id] = mb >= kSat16 ? kSat16 : mb - ox;
     }
   }
 }
