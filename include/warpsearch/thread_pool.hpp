@@ -44,6 +44,8 @@ class ThreadPool {
   // The CPUs this process may run on (its affinity mask, as set by taskset, cgroup cpusets, Slurm or an
   // MPI launcher's binding; all hardware threads where the mask cannot be read), at least 1.
   static unsigned available_cpus();
+  // Their ids, ascending (0 .. hardware threads - 1 where the mask cannot be read), at least one.
+  static std::vector<unsigned> available_cpu_ids();
 
  private:
   void enqueue(std::function<void()> job);

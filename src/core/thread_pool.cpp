@@ -13,16 +13,20 @@ namespace warpsearch {
 
 unsigned ThreadPool::resolve(unsigned requested) { return requested != 0 ? requested : available_cpus(); }
 
-unsigned ThreadPool::available_cpus() {
+unsigned ThreadPool::available_cpus() { return static_cast<unsigned>(available_cpu_ids().size()); }
+
+std::vector<unsigned> ThreadPool::available_cpu_ids() {
+  std::vector<unsigned> ids;
 #if defined(__linux__)
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    const int n = CPU_COUNT(&set);
-    if (n > 0) return static_cast<unsigned>(n);
-  }
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) ids.push_back(static_cast<unsigned>(c));
 #endif
-  return std::max(1u, std::thread::hardware_concurrency());
+  if (ids.empty())
+    for (unsigned c = 0; c < std::max(1u, std::thread::hardware_concurrency()); ++c) ids.push_back(c);
+  return ids;
 }
 
 ThreadPool::ThreadPool(unsigned threads) : size_(resolve(threads)) {

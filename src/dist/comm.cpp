@@ -15,18 +15,15 @@
 #include <exception>
 #include <new>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "dist/bytes.hpp"
 #include "warpsearch/dist.hpp"
 #include "warpsearch/error.hpp"
+#include "warpsearch/thread_pool.hpp"
 
 #ifdef WARPSEARCH_HAVE_MPI
 #include <mpi.h>
-#endif
-#if defined(__linux__)
-#include <sched.h>
 #endif
 #include <unistd.h>
 
@@ -318,15 +315,7 @@ RankCpus this_process_cpus() {
   RankCpus r;
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) == 0) r.host = host;
-#if defined(__linux__)
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) r.cpus.push_back(static_cast<std::uint32_t>(c));
-#endif
-  if (r.cpus.empty())
-    for (unsigned c = 0; c < std::max(1u, std::thread::hardware_concurrency()); ++c) r.cpus.push_back(c);
+  for (const unsigned c : ThreadPool::available_cpu_ids()) r.cpus.push_back(static_cast<std::uint32_t>(c));
   return r;
 }
 

@@ -22,6 +22,11 @@ TEST(ThreadPool, ResolveZeroMeansTheAvailableCpus) {
   EXPECT_GE(ThreadPool::resolve(0), 1u);
   EXPECT_EQ(ThreadPool::resolve(0), ThreadPool::available_cpus());
   EXPECT_LE(ThreadPool::available_cpus(), std::max(1u, std::thread::hardware_concurrency()));
+  // The ids: as many as the count, ascending, distinct.
+  const std::vector<unsigned> ids = ThreadPool::available_cpu_ids();
+  EXPECT_EQ(ids.size(), ThreadPool::available_cpus());
+  EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+  EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end());
   EXPECT_EQ(ThreadPool::resolve(3), 3u);
 #if defined(__linux__)
   // Bound to one CPU (as taskset, Slurm or an MPI launcher would bind it), this thread may use one CPU.
