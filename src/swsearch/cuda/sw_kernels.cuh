@@ -332,7 +332,7 @@ struct QsParams {
 
 // Blocks of 384 threads, two per SM (80 registers, 24 warps; a profile tile of R = 16 rows and 25 classes
 // takes 51 KB per block). On an H200, 20 queries in pairs against 1 M sequences: 4.03 TCUPS; 256 x 3: 3.87;
-// 128 x 4: 3.80 (docs/PERFORMANCE.md, 2026-11-28).
+// 128 x 4: 3.80; 512 x 2 and 448 x 2 spill (docs/PERFORMANCE.md, 2026-11-28).
 #ifndef WS_SW_QS_BLOCK_THREADS
 #define WS_SW_QS_BLOCK_THREADS 384  // measurement knob, with WS_SW_QS_MIN_BLOCKS
 #endif
