@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gpu/cuda/buffers.cuh"
@@ -36,14 +37,12 @@ KernelFn kernel_for(int mode) {
                             : &gpu::score_kernel<G, R, kMulti, gpu::kPrivate>;
 }
 
-// The kernel of a shape (single-tile) or of the multi-tile shape, in table mode `mode`.
-KernelFn kernel_of(gpu::Shape s, bool multi, int mode) {
-  if (multi) {
-    static_assert(gpu::kMultiShape.G == 32 && gpu::kMultiShape.R == 16);
-    return kernel_for<32, 16, true>(mode);
-  }
+// f(G, R) for the single-tile shape s of gpu::kShapes, G and R as std::integral_constant (the kernels'
+// compile-time shapes; tests/swsearch_gpu runs every shape).
+template <class F>
+auto with_shape(gpu::Shape s, F&& f) {
 #define WS_SW_SHAPE(g, r) \
-  if (s.G == (g) && s.R == (r)) return kernel_for<g, r, false>(mode);
+  if (s.G == (g) && s.R == (r)) return f(std::integral_constant<int, g>{}, std::integral_constant<int, r>{});
   WS_SW_SHAPE(4, 8)
   WS_SW_SHAPE(4, 16)
   WS_SW_SHAPE(8, 12)
@@ -59,9 +58,20 @@ KernelFn kernel_of(gpu::Shape s, bool multi, int mode) {
               "swsearch: no kernel for shape " + std::to_string(s.G) + "x" + std::to_string(s.R));
 }
 
+// The kernel of a shape (single-tile) or of the multi-tile shape, in table mode `mode`.
+KernelFn kernel_of(gpu::Shape s, bool multi, int mode) {
+  if (multi) {
+    static_assert(gpu::kMultiShape.G == 32 && gpu::kMultiShape.R == 16);
+    return kernel_for<32, 16, true>(mode);
+  }
+  return with_shape(
+      s, [mode](auto g, auto r) { return kernel_for<decltype(g)::value, decltype(r)::value, false>(mode); });
+}
+
 using QsKernelFn = void (*)(gpu::QsParams);
 
-// The query-stationary kernel of a shape (single-tile) or of the multi-tile shape.
+// The query-stationary kernel of a shape (single-tile) or of a multi-tile shape (G = 32, R of
+// gpu::kQpairMultiR).
 QsKernelFn qs_kernel_of(gpu::Shape s, bool multi) {
   if (multi) {
     static_assert(gpu::kQpairMultiR[0] == 10 && gpu::kQpairMultiR[3] == 16);
@@ -72,21 +82,9 @@ QsKernelFn qs_kernel_of(gpu::Shape s, bool multi) {
     throw Error(ErrorKind::kInternal,
                 "swsearch: no multi-tile query-pair kernel for R = " + std::to_string(s.R));
   }
-#define WS_SW_SHAPE(g, r) \
-  if (s.G == (g) && s.R == (r)) return &gpu::score_kernel_qs<g, r, false>;
-  WS_SW_SHAPE(4, 8)
-  WS_SW_SHAPE(4, 16)
-  WS_SW_SHAPE(8, 12)
-  WS_SW_SHAPE(8, 16)
-  WS_SW_SHAPE(16, 12)
-  WS_SW_SHAPE(16, 16)
-  WS_SW_SHAPE(32, 10)
-  WS_SW_SHAPE(32, 12)
-  WS_SW_SHAPE(32, 14)
-  WS_SW_SHAPE(32, 16)
-#undef WS_SW_SHAPE
-  throw Error(ErrorKind::kInternal,
-              "swsearch: no query-pair kernel for shape " + std::to_string(s.G) + "x" + std::to_string(s.R));
+  return with_shape(s, [](auto g, auto r) -> QsKernelFn {
+    return &gpu::score_kernel_qs<decltype(g)::value, decltype(r)::value, false>;
+  });
 }
 
 // Measurement knob WARPSEARCH_SW_GPU_TABLE=pair|private (default pair, the faster: sw_kernels.cuh);
