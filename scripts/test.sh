@@ -61,7 +61,9 @@ fi
 
 if ((sanitize)) && [[ $preset != asan ]]; then
   echo "== tests under ASan/UBSan"
-  cmake --preset asan -DWARPSEARCH_WERROR=ON >/dev/null
+  # Warnings are errors in the main build (the same sources); not here: GCC 12 at -O1 with the sanitizers'
+  # instrumentation reports false "may be used uninitialized" warnings inside libstdc++ (<regex>).
+  cmake --preset asan -DWARPSEARCH_WERROR=OFF >/dev/null
   quiet_build asan
   # The end-to-end MPI comparisons (label mpi) use only the bundled data here (WARPSEARCH_MPI_TESTS=small):
   # with the real test data they take over 40 minutes under the sanitizers; the Release run below has it.
