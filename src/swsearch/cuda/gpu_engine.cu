@@ -129,14 +129,14 @@ class GpuScoreEngine final : public ScoreEngine {
       side_done_[i] = cu::Event();
     }
     d_class_ = cu::DeviceBuffer<std::uint8_t>(kMaxCodes);
-    for (const gpu::Shape s : gpu::kShapes) prepare(kernel_of(s, false, mode_));
-    prepare(kernel_of(gpu::kMultiShape, true, mode_));
-    max_qs_smem_ = gpu::qs_smem_bytes(all.K, gpu::kMultiShape.R);
-    if (max_qs_smem_ > static_cast<std::size_t>(prop.sharedMemPerBlockOptin))
-      throw Error(ErrorKind::kGpu, "swsearch: the query profile tile (" + std::to_string(max_qs_smem_) +
+    for (const gpu::Shape s : gpu::kShapes) prepare(kernel_of(s, false, mode_), max_smem_);
+    prepare(kernel_of(gpu::kMultiShape, true, mode_), max_smem_);
+    const std::size_t max_qs_smem = gpu::qs_smem_bytes(all.K, gpu::kMultiShape.R);
+    if (max_qs_smem > static_cast<std::size_t>(prop.sharedMemPerBlockOptin))
+      throw Error(ErrorKind::kGpu, "swsearch: the query profile tile (" + std::to_string(max_qs_smem) +
                                        " bytes) does not fit in shared memory");
-    for (const gpu::Shape s : gpu::kShapes) prepare_qs(qs_kernel_of(s, false));
-    for (const int R : gpu::kQpairMultiR) prepare_qs(qs_kernel_of(gpu::Shape{32, R}, true));
+    for (const gpu::Shape s : gpu::kShapes) prepare(qs_kernel_of(s, false), max_qs_smem);
+    for (const int R : gpu::kQpairMultiR) prepare(qs_kernel_of(gpu::Shape{32, R}, true), max_qs_smem);
   }
 
   void set_database(const DbBatch& batch) override {
@@ -233,7 +233,7 @@ class GpuScoreEngine final : public ScoreEngine {
       p.bstride = 0;
       if (multi) {
         // Multi-tile: one border column per group slot; the grid is at most what is resident at once.
-        blocks = std::min<std::size_t>(blocks, resident_blocks(fn, smem));
+        blocks = std::min<std::size_t>(blocks, resident_blocks(fn, gpu::kBlockThreads, smem));
         const std::size_t slots = blocks * static_cast<std::size_t>(groups_per_block);
         const std::size_t need = slots * static_cast<std::size_t>(m);
         if (d_border_.size() < need) d_border_ = cu::DeviceBuffer<uint2>(need);
@@ -268,9 +268,9 @@ class GpuScoreEngine final : public ScoreEngine {
     const gpu::Shape shape = plan.shape;
     const bool multi = plan.multi;
     const int tiles = plan.tiles;
-    profile_ = gpu::query_pair_profile(model_, a, b, db_classes_, shape, tiles, gpu::kPadScore);
-    if (d_table_.size() < profile_.size()) d_table_ = cu::DeviceBuffer<std::uint32_t>(profile_.size());
-    d_table_.upload_async(profile_, stream_);
+    table_ = gpu::query_pair_profile(model_, a, b, db_classes_, shape, tiles, gpu::kPadScore);
+    if (d_table_.size() < table_.size()) d_table_ = cu::DeviceBuffer<std::uint32_t>(table_.size());
+    d_table_.upload_async(table_, stream_);
     d_scores_.fill_zero_async(stream_);  // zero-length sequences are not in the order
     d_scores_b_.fill_zero_async(stream_);
     const std::size_t smem = gpu::qs_smem_bytes(db_classes_.K, shape.R);
@@ -278,7 +278,7 @@ class GpuScoreEngine final : public ScoreEngine {
     const int groups_per_block = gpu::kQsBlockThreads / shape.G;
     std::size_t blocks =
         (nseq_ + static_cast<std::size_t>(groups_per_block) - 1) / static_cast<std::size_t>(groups_per_block);
-    blocks = std::max<std::size_t>(std::min(blocks, qs_resident_blocks(fn, smem)), 1);
+    blocks = std::max<std::size_t>(std::min(blocks, resident_blocks(fn, gpu::kQsBlockThreads, smem)), 1);
 
     gpu::QsParams p;
     p.residues = d_res_.data();
@@ -321,10 +321,11 @@ class GpuScoreEngine final : public ScoreEngine {
   Stats stats() const override { return stats_; }
 
  private:
-  void prepare(KernelFn fn) const {
+  // Allows kernel fn up to `smem` bytes of dynamic shared memory.
+  template <class Fn>
+  static void prepare(Fn fn, std::size_t smem) {
     WS_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(fn),
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(max_smem_)));
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   }
   // out = the kernel's scores, those saturated in 16 bits rescored exactly with 32-bit lanes (the pass
   // chooses them for this size).
@@ -338,21 +339,12 @@ class GpuScoreEngine final : public ScoreEngine {
       out[k] = s;
     }
   }
-  void prepare_qs(QsKernelFn fn) const {
-    WS_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(fn),
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(max_qs_smem_)));
-  }
-  std::size_t qs_resident_blocks(QsKernelFn fn, std::size_t smem) const {
+  // Blocks of `threads` threads of kernel fn resident at once on the device.
+  template <class Fn>
+  std::size_t resident_blocks(Fn fn, int threads, std::size_t smem) const {
     int per_sm = 0;
     WS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(fn),
-                                                                gpu::kQsBlockThreads, smem));
-    return static_cast<std::size_t>(std::max(per_sm, 1)) * static_cast<std::size_t>(sms_);
-  }
-  std::size_t resident_blocks(KernelFn fn, std::size_t smem) const {
-    int per_sm = 0;
-    WS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(fn),
-                                                                gpu::kBlockThreads, smem));
+                                                                threads, smem));
     return static_cast<std::size_t>(std::max(per_sm, 1)) * static_cast<std::size_t>(sms_);
   }
 
@@ -363,9 +355,8 @@ class GpuScoreEngine final : public ScoreEngine {
   gpu::LetterClasses db_classes_;  // of the current batch
   int mode_ = gpu::kPair;
   std::size_t max_smem_ = 0;
-  std::vector<std::uint32_t> table_;    // the current query's table (host copy kept for the async upload)
-  std::vector<std::uint32_t> profile_;  // the current query pair's profile (the same)
-  std::size_t max_qs_smem_ = 0;
+  // The current query's table or query pair's profile (host copy kept for the async upload).
+  std::vector<std::uint32_t> table_;
   std::size_t nseq_ = 0;       // non-empty sequences of the batch
   std::uint64_t longest_ = 0;  // their longest length
   cu::DeviceBuffer<std::uint32_t> d_order_;

@@ -87,6 +87,20 @@ __device__ __forceinline__ std::uint32_t mad_u32(std::uint32_t a, std::uint32_t 
   return d;
 }
 
+// The group's scores of both halves from each lane's biased running maximum mx (every lane of the group
+// gets them): the maximum over the G lanes, minus the bias, or kSat16 when saturated (OVERFLOW above).
+template <int G>
+__device__ __forceinline__ int2 group_scores(std::uint32_t mx, std::uint32_t bias2) {
+#pragma unroll
+  for (int o = G / 2; o > 0; o >>= 1)
+    mx = __vimax_s16x2_relu(
+        mx, static_cast<std::uint32_t>(__shfl_xor_sync(kFullMask, static_cast<int>(mx), o, G)));
+  const int lo = static_cast<int>(static_cast<std::int16_t>(mx & 0xFFFFu));
+  const int hi = static_cast<int>(static_cast<std::int16_t>(mx >> 16));
+  const int ox = static_cast<int>(bias2 & 0xFFFFu);
+  return make_int2(lo >= kSat16 ? kSat16 : lo - ox, hi >= kSat16 ? kSat16 : hi - ox);
+}
+
 // The substitution table layout (SUBSTITUTION TABLE above).
 enum TableMode : int { kPrivate = 0, kPair = 1 };
 
@@ -280,17 +294,10 @@ __global__ void __launch_bounds__(kBlockThreads, WS_SW_MIN_BLOCKS) score_kernel(
       }
       // Lane 0's diagonal for the next tile's first row is the boundary H(-1, .) = 0 (reset above).
     }
-    // Group maximum, per half.
-#pragma unroll
-    for (int o = G / 2; o > 0; o >>= 1)
-      mx = __vimax_s16x2_relu(
-          mx, static_cast<std::uint32_t>(__shfl_xor_sync(kFullMask, static_cast<int>(mx), o, G)));
+    const int2 sc = group_scores<G>(mx, bias2);
     if (l == 0 && pi < p.npairs) {
-      const int ma = static_cast<int>(static_cast<std::int16_t>(mx & 0xFFFFu));
-      const int mb = static_cast<int>(static_cast<std::int16_t>(mx >> 16));
-      const int ox = static_cast<int>(bias2 & 0xFFFFu);
-      if (has_a) p.scores[ids.x] = ma >= kSat16 ? kSat16 : ma - ox;
-      if (has_b) p.scores[ids.y] = mb >= kSat16 ? kSat16 : mb - ox;
+      if (has_a) p.scores[ids.x] = sc.x;
+      if (has_b) p.scores[ids.y] = sc.y;
     }
   }
 }
@@ -464,17 +471,10 @@ __global__ void __launch_bounds__(kQsBlockThreads, WS_SW_QS_MIN_BLOCKS) score_ke
         for (int c = 0; c < 4; ++c) step(s + c, lc[c], bc[c]);
       }
     }
-    // Group maximum, per half.
-#pragma unroll
-    for (int o = G / 2; o > 0; o >>= 1)
-      mx = __vimax_s16x2_relu(
-          mx, static_cast<std::uint32_t>(__shfl_xor_sync(kFullMask, static_cast<int>(mx), o, G)));
+    const int2 sc = group_scores<G>(mx, bias2);
     if (l == 0 && has) {
-      const int ma = static_cast<int>(static_cast<std::int16_t>(mx & 0xFFFFu));
-      const int mb = static_cast<int>(static_cast<std::int16_t>(mx >> 16));
-      const int ox = static_cast<int>(bias2 & 0xFFFFu);
-      p.scores_a[id] = ma >= kSat16 ? kSat16 : ma - ox;
-      p.scores_b[id] = mb >= kSat16 ? kSat16 : mb - ox;
+      p.scores_a[id] = sc.x;
+      p.scores_b[id] = sc.y;
     }
   }
 }
