@@ -99,6 +99,10 @@ class CollectiveError : public Error {
 // "rank R of N: " (when N > 1) and followed by the list of other failing ranks.
 std::vector<Bytes> exchange(const Comm& comm, const std::function<Bytes()>& produce);
 
+// exchange() whose result every rank gets: every rank's bytes, indexed by rank, on every rank (rank 0
+// broadcasts them after the agreed gather). One process: produce()'s bytes.
+std::vector<Bytes> exchange_all(const Comm& comm, const std::function<Bytes()>& produce);
+
 // exchange() of a step without data: every rank runs step(); if any failed, all throw CollectiveError.
 void agree(const Comm& comm, const std::function<void()>& step);
 

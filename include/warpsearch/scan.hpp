@@ -25,6 +25,10 @@
 #include "warpsearch/scoring.hpp"
 #include "warpsearch/sequence.hpp"
 
+namespace warpsearch::dist {
+class Comm;  // warpsearch/dist.hpp
+}  // namespace warpsearch::dist
+
 namespace warpsearch::scan {
 
 enum class StrandMode : std::uint8_t { kBoth, kPlus, kMinus };
@@ -47,6 +51,11 @@ struct Config {
   // Candidate pool capacity (per query); 0: max(64 * top, 65536). Too small a pool is detected and the
   // scan is repeated with a larger one, so this only tunes memory and time.
   std::size_t pool = 0;
+  // Under MPI (docs/SCAN.md "Under MPI"): the ranks that scan every target together, each computing its
+  // share of the target's sections on its own GPUs or CPU threads (null, or one process: this process
+  // alone). Scanner::scan is then collective: every rank calls it with the same query and target path
+  // and gets the same QueryResult. Not stdin. The communicator must outlive the Scanner.
+  const dist::Comm* comm = nullptr;
   void validate() const;  // Error(kUsage) on bad values or matrix/alphabet mismatches
 };
 
@@ -95,7 +104,11 @@ class Scanner {
   Scanner& operator=(const Scanner&) = delete;
 
   // Scans one query (digital codes in the config's alphabet) against every sequence of target_path.
+  // Collective under Config::comm (every rank calls it with the same arguments).
   QueryResult scan(const Sequence& query, const std::string& target_path);
+  // Throws, before any work, the Error(kInput) scan() throws about the query itself (empty, longer than
+  // the scan's limit, codes outside the alphabet).
+  void check_query(const Sequence& query) const;
   const Config& config() const;
   std::string describe() const;  // e.g. "2 GPUs (NVIDIA H100 80GB HBM3 x2)" or "CPU, 16 threads"
 

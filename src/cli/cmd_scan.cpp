@@ -11,12 +11,14 @@
 // so a failed run leaves no partial file. --format view also needs the aligned target letters: the
 // target file is read once more per query with hits, keeping only the aligned segments.
 //
-// Under MPI (docs/SCAN.md "Under MPI"; --mpi-split is ignored: scan always splits the queries) every rank
-// reads the query file itself, in rounds of R records (R ranks): record i is scanned by rank i mod R
-// against the whole target file on its own GPUs (select_local_devices) or CPU threads, formatted there,
-// and the text sent to rank 0 (dist::exchange), which alone opens the OutputFile and writes the queries
-// in file order. Setup and each round are collective steps (dist::agree / dist::exchange): an error on
-// any rank stops every rank, rank 0 reports it once, and no output file is left.
+// Under MPI (docs/SCAN.md "Under MPI") every rank reads the query file itself. --mpi-split db (the
+// default): every query is scanned by all ranks together (scan::Config::comm: each rank computes its share
+// of every target's sections on its own GPUs, select_local_devices, or CPU threads), and rank 0 formats and
+// writes it. --mpi-split queries: in rounds of R records (R ranks), record i is scanned by rank i mod R
+// against the whole target file, formatted there, and the text sent to rank 0 (dist::exchange), which
+// alone opens the OutputFile and writes the queries in file order. Setup and each round are collective steps
+// (dist::agree / dist::exchange): an error on any rank stops every rank, rank 0 reports it once, and no
+// output file is left.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -203,6 +205,9 @@ void run_scan(const ScanOptions& o, const GlobalOptions& global) {
   const bool distributed = comm.size() > 1;
   const auto ranks = static_cast<std::size_t>(comm.size());
   const auto rank = static_cast<std::size_t>(comm.rank());
+  // --mpi-split db (the default): the ranks split every target's columns; queries: query i is scanned by
+  // rank i mod R against the whole target.
+  const bool target_split = distributed && global.split() == dist::Split::kDatabase;
   // Under MPI every rank runs this with the same arguments and reads the query file itself; query i (in
   // file order) is scanned by rank i mod R against the whole target file, in rounds of R queries. The
   // steps that can fail run inside dist::agree / dist::exchange (an error on any rank stops all of them
@@ -303,9 +308,11 @@ void run_scan(const ScanOptions& o, const GlobalOptions& global) {
       // a rank without one scans on its CPU threads. The results are the same either way.
       global.resolve_engine_devices(config.device, config.gpus);
     }
+    if (target_split) config.comm = &comm;
     scanner = std::make_unique<scan::Scanner>(config);
     // Query 0 (rank 0's) carries the header (TSV columns, SAM @HD/@SQ/@PG); the other ranks format the
-    // bodies only: their formatter starts with the header already given out.
+    // bodies only: their formatter starts with the header already given out. (Under a target split only
+    // rank 0 formats.)
     formatter.emplace(*format, kVersion);
     if (!comm.is_root()) (void)formatter->finish();
   });
@@ -317,17 +324,24 @@ void run_scan(const ScanOptions& o, const GlobalOptions& global) {
     pending.erase(pending.begin());
     return true;
   };
-  // Scans and formats one query on this rank.
-  const auto scan_query = [&](const Sequence& query) {
-    scan::QueryResult result;
+  // An error while scanning `query`, naming it; errors about the query itself point at its record.
+  const auto query_error = [&](const Sequence& query, const Error& e) {
+    const bool about_query = e.file().empty();
+    return Error(e.kind(), fmt::format("scanning query '{}': {}", query.name, e.message()),
+                 about_query ? query_reader->path() : e.file(), about_query ? query.line : e.line());
+  };
+  // Scans one query (collective when the ranks split the target).
+  const auto scan_only = [&](const Sequence& query) {
     try {
-      result = scanner->scan(query, o.target);
+      return scanner->scan(query, o.target);
+    } catch (const dist::CollectiveError&) {
+      throw;  // already names the failing rank
     } catch (const Error& e) {
-      // Name the query; errors about the query itself point at its record.
-      const bool about_query = e.file().empty();
-      throw Error(e.kind(), fmt::format("scanning query '{}': {}", query.name, e.message()),
-                  about_query ? query_reader->path() : e.file(), about_query ? query.line : e.line());
+      throw query_error(query, e);
     }
+  };
+  // Formats one query's result.
+  const auto format_query = [&](const Sequence& query, const scan::QueryResult& result) {
     QueryOutput q;
     q.scanned = true;
     q.query_residues = query.length();
@@ -351,14 +365,59 @@ void run_scan(const ScanOptions& o, const GlobalOptions& global) {
     }
     return q;
   };
+  const auto scan_query = [&](const Sequence& query) { return format_query(query, scan_only(query)); };
+  std::uint64_t queries = 0, query_residues = 0, hits = 0, cells = 0;
+  std::uint64_t target_sequences = 0, target_residues = 0;
+  std::exception_ptr write_error;
+  // Rank 0: prints a query's --stats line and writes its output (errors kept for the next agreed step).
+  const auto write_query = [&](const QueryOutput& q) {
+    ++queries;
+    query_residues += q.query_residues;
+    hits += q.hits;
+    cells += q.cells;
+    target_sequences = q.target_sequences;
+    target_residues = q.target_residues;
+    if (!q.stats.empty()) fmt::print(stderr, "{}", q.stats);
+    out->write(q.text);
+  };
 
   // Rounds of R queries: every rank reads the round's records (the same ones), scans its own (record
   // `rank` of the round), and sends the output to rank 0, which writes the round in query order. Rank
   // 0's write errors are kept and raised at the next agreed step.
-  std::uint64_t queries = 0, query_residues = 0, hits = 0, cells = 0;
-  std::uint64_t target_sequences = 0, target_residues = 0;
-  std::exception_ptr write_error;
-  for (;;) {
+  // Target split: every rank reads every query and scans it together with the others (each computes its
+  // share of every target's sections); rank 0 formats and writes.
+  while (target_split) {
+    Sequence query;
+    bool got = false;
+    dist::agree(comm, [&] {
+      if (write_error) std::rethrow_exception(write_error);
+      got = read_query(query);
+      if (!got) return;
+      try {
+        scanner->check_query(query);
+      } catch (const Error& e) {
+        throw query_error(query, e);
+      }
+    });
+    const std::uint64_t any = comm.allreduce_max(got ? 1 : 0);
+    if (comm.allreduce_sum(got ? 1 : 0) != any * ranks) {
+      throw dist::CollectiveError(
+          ErrorKind::kInput,
+          fmt::format("the ranks read different numbers of queries after query {} (was --query changed "
+                      "during the run, or do the ranks see different files?)",
+                      queries));
+    }
+    if (any == 0) break;
+    const scan::QueryResult result = scan_only(query);
+    if (comm.is_root() && !write_error) {
+      try {
+        write_query(format_query(query, result));
+      } catch (...) {
+        write_error = std::current_exception();
+      }
+    }
+  }
+  while (!target_split) {
     std::uint64_t read = 0;
     const std::vector<dist::Bytes> parts = dist::exchange(comm, [&] {
       if (write_error) std::rethrow_exception(write_error);
@@ -392,14 +451,7 @@ void run_scan(const ScanOptions& o, const GlobalOptions& global) {
         for (std::size_t r = 0; r < read; ++r) {
           const QueryOutput q = decode_output(parts.at(r));
           if (!q.scanned) throw Error(ErrorKind::kInternal, fmt::format("rank {} sent no query output", r));
-          ++queries;
-          query_residues += q.query_residues;
-          hits += q.hits;
-          cells += q.cells;
-          target_sequences = q.target_sequences;
-          target_residues = q.target_residues;
-          if (!q.stats.empty()) fmt::print(stderr, "{}", q.stats);
-          out->write(q.text);
+          write_query(q);
         }
       } catch (...) {
         write_error = std::current_exception();

@@ -133,7 +133,7 @@ int run(int argc, char** argv, const dist::Comm& comm) {
   app.add_flag("-q,--quiet", global.quiet, "No progress or summary messages on stderr");
   app.add_option(
          "--mpi-split", global.mpi_split,
-         "Under mpirun/srun, what hmmsearch, blastp and swsearch split over the ranks: db (database "
+         "Under mpirun/srun, what hmmsearch, blastp, swsearch and scan split over the ranks: db (database "
          "shards) or queries (models / query batches / queries); same output either way (docs/MPI.md)")
       ->capture_default_str()
       ->check(CLI::IsMember({"db", "queries"}));

@@ -48,6 +48,22 @@ class ByteWriter {
     out_.insert(out_.end(), b.begin(), b.end());
   }
 
+  // `count` int32 values stored contiguously at p (an int32 array, or an array of structs of int32 fields
+  // without padding): the count, then the values (bulk-copied on little-endian hosts).
+  void int32s(const void* p, std::size_t count) {
+    integer(static_cast<std::uint64_t>(count));
+    const auto* bytes = static_cast<const std::uint8_t*>(p);
+    if constexpr (std::endian::native == std::endian::little) {
+      out_.insert(out_.end(), bytes, bytes + count * sizeof(std::int32_t));
+    } else {
+      for (std::size_t i = 0; i < count; ++i) {
+        std::int32_t v;
+        std::memcpy(&v, bytes + i * sizeof v, sizeof v);
+        integer(v);
+      }
+    }
+  }
+
   std::size_t size() const { return out_.size(); }
   Bytes take() { return std::move(out_); }
 
@@ -87,6 +103,22 @@ class ByteReader {
             in_.begin() + static_cast<std::ptrdiff_t>(pos_ + n));
     pos_ += n;
     return b;
+  }
+  // An int32s() array of exactly `count` values, into the memory at p.
+  void int32s(void* p, std::size_t count) {
+    if (integer<std::uint64_t>() != count)
+      throw Error(ErrorKind::kInternal, "MPI message holds an array of another length (protocol mismatch)");
+    need(count * sizeof(std::int32_t));
+    auto* bytes = static_cast<std::uint8_t*>(p);
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(bytes, in_.data() + pos_, count * sizeof(std::int32_t));
+      pos_ += count * sizeof(std::int32_t);
+    } else {
+      for (std::size_t i = 0; i < count; ++i) {
+        const auto v = integer<std::int32_t>();
+        std::memcpy(bytes + i * sizeof v, &v, sizeof v);
+      }
+    }
   }
   // A count of elements that follow, each at least min_bytes long (bounds a corrupt count's allocation).
   std::size_t count(std::size_t min_bytes = 1) {

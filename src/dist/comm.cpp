@@ -292,6 +292,24 @@ std::vector<Bytes> exchange(const Comm& comm, const std::function<Bytes()>& prod
   return all;
 }
 
+std::vector<Bytes> exchange_all(const Comm& comm, const std::function<Bytes()>& produce) {
+  std::vector<Bytes> parts = exchange(comm, produce);
+  if (comm.size() == 1) return parts;
+  Bytes packed;
+  if (comm.is_root()) {
+    ByteWriter w;
+    for (const Bytes& p : parts) w.bytes(p);
+    packed = w.take();
+  }
+  parts.clear();
+  comm.broadcast(packed);
+  ByteReader in(packed);
+  std::vector<Bytes> all(static_cast<std::size_t>(comm.size()));
+  for (Bytes& b : all) b = in.bytes();
+  in.expect_done();
+  return all;
+}
+
 void agree(const Comm& comm, const std::function<void()>& step) {
   static_cast<void>(exchange(comm, [&step] {
     step();

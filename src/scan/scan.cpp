@@ -30,6 +30,15 @@
 // any of them, and reports a mismatch with the matrix as Error(kInput, ..., file, line of the first
 // record). Letters the reader mapped to N count as non-nucleotide.
 //
+// Under MPI (Config::comm with several ranks; docs/SCAN.md "Under MPI") every rank runs this same driver
+// on the same files: every rank reads every target record and scans it with the collective scan_sections
+// (each rank computes its share of the sections on its own runners), so every rank holds the same pool
+// and the same result. The strands run one after the other (each on all of the rank's runners: no runner
+// pairs), since only the main thread may call MPI. Each rank traces the reported hits i with i mod R = its
+// rank, and the alignments are exchanged. Every step that can fail on some ranks only (opening and
+// reading the target, a runner, a traceback) is agreed (dist::agree / dist::exchange), and rank 0
+// checks that all ranks read the same records.
+//
 // E-values: when stats::gapped_params() knows the scoring, E = K * m * N * exp(-lambda * S) with the raw
 // search space m = query length, N = total target residues x strands searched (no edge/length
 // correction); bits = (lambda * S - ln K) / ln 2.
@@ -39,6 +48,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <limits>
 #include <map>
@@ -47,6 +57,7 @@
 #include <utility>
 #include <vector>
 
+#include "dist/bytes.hpp"
 #include "scan/model.hpp"
 #include "scan/sections.hpp"
 #include "scan/select.hpp"
@@ -56,6 +67,7 @@
 #if WARPSEARCH_HAVE_CUDA
 #include "scan/gpu_runner.hpp"
 #endif
+#include "warpsearch/dist.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/seqio.hpp"
 #include "warpsearch/thread_pool.hpp"
@@ -168,6 +180,9 @@ struct Core {
   mutable ThreadPool pool;  // tracebacks
   std::optional<stats::KarlinParams> karlin;
   bool plus = true, minus = false;
+  dist::Comm one_process;
+  const dist::Comm& comm;  // Config::comm, or this process alone
+  bool distributed = false;
 
   explicit Core(Config cfg)
       : config(validated(std::move(cfg))),
@@ -175,7 +190,9 @@ struct Core {
         alphabet(config.matrix.alphabet()),
         selection(select_devices(config.device, config.gpus)),
         pool(config.threads),
-        karlin(stats::gapped_params(config.matrix, config.gaps)) {
+        karlin(stats::gapped_params(config.matrix, config.gaps)),
+        comm(config.comm != nullptr ? *config.comm : one_process),
+        distributed(comm.size() > 1) {
     const bool nucleotide = alphabet.is_nucleotide();
     plus = !nucleotide || config.strands != StrandMode::kMinus;
     minus = nucleotide && config.strands != StrandMode::kPlus;
@@ -184,13 +201,21 @@ struct Core {
   // The runners of both strands (a strand that is not searched gets none) for these query codes: one
   // CPU runner per strand, or GPU runners. With both strands on an even number of GPUs each strand gets
   // half of them (no shared SMs, no section overlap between strands); otherwise each GPU gets a pair
-  // of runners, one per strand, whose launches run as one kernel (make_gpu_runner_pair).
+  // of runners, one per strand, whose launches run as one kernel (make_gpu_runner_pair). Distributed, the
+  // strands run one after the other, each on every GPU (one runner per strand and GPU, no pairs).
   void make_runners(std::span<const std::uint8_t> plus_codes, std::span<const std::uint8_t> minus_codes,
                     std::vector<std::unique_ptr<SectionRunner>>& plus_runners,
                     std::vector<std::unique_ptr<SectionRunner>>& minus_runners) const {
 #if WARPSEARCH_HAVE_CUDA
     if (selection.use_gpu) {
       const std::vector<DeviceInfo>& devices = selection.devices;
+      if (distributed) {
+        for (const DeviceInfo& d : devices) {
+          if (plus) plus_runners.push_back(make_gpu_runner(model, plus_codes, d.id));
+          if (minus) minus_runners.push_back(make_gpu_runner(model, minus_codes, d.id));
+        }
+        return;
+      }
       if (plus && minus && devices.size() % 2 != 0) {
         for (const DeviceInfo& d : devices) {
           auto pair = make_gpu_runner_pair(model, plus_codes, minus_codes, d.id);
@@ -221,6 +246,20 @@ struct Core {
     return limits;
   }
 
+  // The errors of the query itself (Scanner::check_query).
+  void check_query(const Sequence& query) const {
+    const std::uint64_t m = query.length();
+    if (m == 0) throw Error(ErrorKind::kInput, fmt::format("query '{}' is empty", query.name));
+    if (m > static_cast<std::uint64_t>(kMaxLength))
+      throw Error(ErrorKind::kInput, fmt::format("query '{}' has {} residues; the scan supports at most {}",
+                                                 query.name, m, kMaxLength));
+    const int size = alphabet.size();
+    for (const std::uint8_t c : query.residues)
+      if (c >= size)
+        throw Error(ErrorKind::kInput, fmt::format("query '{}' has residue code {}, not a {} code",
+                                                   query.name, c, to_string(alphabet.kind())));
+  }
+
   ReaderOptions reader_options() const {
     ReaderOptions options;
     options.alphabet = alphabet.kind();
@@ -233,13 +272,28 @@ struct Core {
 class QueryRun {
  public:
   QueryRun(const Core& impl, const Sequence& query, const std::string& path)
-      : impl_(impl), query_(query), path_(path), from_stdin_(path == "-") {}
+      : impl_(impl),
+        comm_(impl.comm),
+        distributed_(impl.distributed),
+        query_(query),
+        path_(path),
+        from_stdin_(path == "-") {}
 
   QueryResult run() {
     const auto start = Clock::now();
     result_.query_name = query_.name;
     result_.query_length = query_.length();
-    prepare_query();
+    step([&] { prepare_query(); });
+    // Every rank's runner count (the same for both strands).
+    const std::vector<dist::Bytes> counts = dist::exchange_all(comm_, [&] {
+      dist::ByteWriter w;
+      w.integer(static_cast<std::uint64_t>(impl_.plus ? plus_ptrs_.size() : minus_ptrs_.size()));
+      return w.take();
+    });
+    for (const dist::Bytes& b : counts) {
+      dist::ByteReader in(b);
+      runners_per_rank_.push_back(static_cast<std::size_t>(in.integer<std::uint64_t>()));
+    }
     std::size_t capacity = impl_.config.pool != 0 ? impl_.config.pool : default_pool(impl_.config.top);
     CandidatePool::Selection selection;
     for (bool first = true;; first = false) {
@@ -261,23 +315,52 @@ class QueryRun {
     st.target_sequences = result_.targets.size();
     st.cells = static_cast<std::uint64_t>(query_codes_.size()) * st.target_residues * strands;
     make_hits(selection.reported, strands);
-    if (impl_.config.traceback && !selection.reported.empty()) traceback_pass(selection.reported);
+    if (impl_.config.traceback && !selection.reported.empty()) {
+      traceback_pass(selection.reported);
+      if (distributed_) share_alignments();
+    }
     st.total_seconds = seconds_since(start);
     return std::move(result_);
   }
 
  private:
+  // Runs f as one step of all ranks (dist::agree: an error on any rank throws CollectiveError on all).
+  void step(const std::function<void()>& f) const {
+    if (distributed_)
+      dist::agree(comm_, f);
+    else
+      f();
+  }
+
+  // Distributed: rank 0 checks that every rank read the same record (name and length; got: any), the
+  // record_index-th of the file.
+  void check_same_record(bool got, const std::string& name, std::uint64_t length,
+                         std::uint64_t record_index) {
+    if (!distributed_) return;
+    const std::vector<dist::Bytes> ids = dist::exchange(comm_, [&] {
+      dist::ByteWriter w;
+      w.boolean(got);
+      if (got) {
+        w.str(name);
+        w.integer(length);
+      }
+      return w.take();
+    });
+    dist::agree(comm_, [&] {
+      for (std::size_t r = 1; r < ids.size(); ++r)
+        if (ids[r] != ids[0])
+          throw Error(ErrorKind::kIo,
+                      fmt::format("rank {} read another target record {} than rank 0 (is the target the same "
+                                  "file on every rank?)",
+                                  r, record_index + 1),
+                      path_);
+    });
+  }
+
   void prepare_query() {
-    const std::uint64_t m = query_.length();
-    if (m == 0) throw Error(ErrorKind::kInput, fmt::format("query '{}' is empty", query_.name));
-    if (m > static_cast<std::uint64_t>(kMaxLength))
-      throw Error(ErrorKind::kInput, fmt::format("query '{}' has {} residues; the scan supports at most {}",
-                                                 query_.name, m, kMaxLength));
-    const int size = impl_.alphabet.size();
-    for (const std::uint8_t c : query_.residues)
-      if (c >= size)
-        throw Error(ErrorKind::kInput, fmt::format("query '{}' has residue code {}, not a {} code",
-                                                   query_.name, c, to_string(impl_.alphabet.kind())));
+    if (distributed_ && from_stdin_)
+      throw Error(ErrorKind::kUsage, "under MPI every rank reads the target file itself: it cannot be stdin");
+    impl_.check_query(query_);
     query_codes_ = query_.residues;
     if (impl_.config.soft_mask) apply_soft_mask(query_codes_, query_.soft_mask, impl_.alphabet.unknown());
     if (impl_.minus) rc_codes_ = reverse_complement(query_codes_);
@@ -317,12 +400,13 @@ class QueryRun {
     };
     auto one = [&](std::span<SectionRunner* const> runners, Strand strand) {
       StrandScan r;
-      r.list = scan_sections(runners, t.codes, static_cast<std::int64_t>(query_codes_.size()), t.index,
-                             strand, min_score, pool_limit_, options, &r.stats);
+      r.list = scan_sections(comm_, runners_per_rank_, runners, t.codes,
+                             static_cast<std::int64_t>(query_codes_.size()), t.index, strand, min_score,
+                             pool_limit_, options, &r.stats);
       return r;
     };
     std::vector<StrandScan> done;
-    if (impl_.plus && impl_.minus && impl_.selection.use_gpu) {
+    if (impl_.plus && impl_.minus && impl_.selection.use_gpu && !distributed_) {
       // On GPUs the two strands run concurrently (each runner has its own stream; on shared GPUs the
       // runner pairs combine their launches, see Core::make_runners). Results are added in strand order.
       auto minus = std::async(std::launch::async, [&] { return one(minus_ptrs_, Strand::kMinus); });
@@ -351,10 +435,12 @@ class QueryRun {
   SequenceReader open() const { return SequenceReader(path_, impl_.reader_options()); }
 
   void first_pass(CandidatePool& pool) {
-    SequenceReader reader = open();
+    std::optional<SequenceReader> reader;
+    step([&] { reader.emplace(open()); });
     Sequence seq;
     AlphabetCheck check(impl_.alphabet);
     std::vector<PreparedTarget> pending;  // read before the alphabet check could decide
+    std::vector<PreparedTarget> ready;    // to scan now
     std::uint64_t unknown_before = 0;
     auto deliver = [&](PreparedTarget&& t) {
       scan_target(t, pool);
@@ -365,31 +451,47 @@ class QueryRun {
     };
     auto decide = [&] {
       check.check(path_, impl_.config.matrix.name());
-      for (PreparedTarget& t : pending) deliver(std::move(t));
+      for (PreparedTarget& t : pending) ready.push_back(std::move(t));
       pending.clear();
     };
-    while (reader.next(seq)) {
-      const std::uint64_t foreign = reader.unknown_letters() - unknown_before;
-      unknown_before = reader.unknown_letters();
-      if (result_.targets.size() > std::numeric_limits<std::uint32_t>::max())
-        throw Error(ErrorKind::kInput, "more than 2^32 target sequences", path_, seq.line);
-      const auto index = static_cast<std::uint32_t>(result_.targets.size());
-      result_.targets.emplace_back(seq.name, seq.length());
-      if (seq.residues.empty()) {
-        ++result_.stats.empty_targets;
-        continue;
-      }
-      result_.stats.target_residues += seq.length();
-      if (!check.decided()) check.add(seq.residues, foreign, seq.line);
-      PreparedTarget t = prepare(seq, index);
-      if (check.decided()) {
-        deliver(std::move(t));
-        continue;
-      }
-      pending.push_back(std::move(t));
-      if (check.full()) decide();
+    for (;;) {
+      // Reading, checking and preparing a record is one step; scanning it (collective) follows.
+      bool got = false;
+      std::string name;
+      std::uint64_t length = 0;
+      step([&] {
+        got = reader->next(seq);
+        if (!got) {
+          if (!check.decided()) decide();
+          return;
+        }
+        name = seq.name;
+        length = seq.length();
+        const std::uint64_t foreign = reader->unknown_letters() - unknown_before;
+        unknown_before = reader->unknown_letters();
+        if (result_.targets.size() > std::numeric_limits<std::uint32_t>::max())
+          throw Error(ErrorKind::kInput, "more than 2^32 target sequences", path_, seq.line);
+        const auto index = static_cast<std::uint32_t>(result_.targets.size());
+        result_.targets.emplace_back(seq.name, seq.length());
+        if (seq.residues.empty()) {
+          ++result_.stats.empty_targets;
+          return;
+        }
+        result_.stats.target_residues += seq.length();
+        if (!check.decided()) check.add(seq.residues, foreign, seq.line);
+        PreparedTarget t = prepare(seq, index);
+        if (check.decided()) {
+          ready.push_back(std::move(t));
+          return;
+        }
+        pending.push_back(std::move(t));
+        if (check.full()) decide();
+      });
+      check_same_record(got, name, length, got ? result_.targets.size() - 1 : result_.targets.size());
+      for (PreparedTarget& t : ready) deliver(std::move(t));
+      ready.clear();
+      if (!got) break;
     }
-    if (!check.decided()) decide();
   }
 
   void rescan_pass(CandidatePool& pool) {
@@ -407,22 +509,34 @@ class QueryRun {
   }
 
   // Reads the file again up to record `last_index`, checking it against the first pass, and calls
-  // fn(target) for each non-empty record for which wanted(index) holds (fn returns false to stop).
+  // fn(target) for each non-empty record for which wanted(index) holds (fn returns false to stop). Each
+  // record is read in a step of all ranks; fn runs outside it (it may scan: a collective).
   template <class Fn, class Wanted>
   void read_again(Fn&& fn, std::uint32_t last_index, Wanted&& wanted) {
-    SequenceReader reader = open();
+    std::optional<SequenceReader> reader;
+    step([&] { reader.emplace(open()); });
     Sequence seq;
     std::uint64_t index = 0;
-    while (index <= last_index && reader.next(seq)) {
-      if (index >= result_.targets.size() || result_.targets[index].first != seq.name ||
-          result_.targets[index].second != seq.length())
-        throw Error(ErrorKind::kIo, "the target file changed during the scan", path_, seq.line);
-      const auto i = static_cast<std::uint32_t>(index++);
-      if (seq.residues.empty() || !wanted(i)) continue;
-      if (!fn(prepare(seq, i))) return;
+    const auto changed = [&](std::uint64_t line) {
+      return Error(ErrorKind::kIo, "the target file changed during the scan", path_, line);
+    };
+    for (;;) {
+      // The first pass counted the records (the same on every rank), so every rank stops together.
+      if (index > last_index || index >= result_.targets.size()) break;
+      std::optional<PreparedTarget> t;
+      step([&] {
+        if (!reader->next(seq)) throw changed(0);
+        if (result_.targets[index].first != seq.name || result_.targets[index].second != seq.length())
+          throw changed(seq.line);
+        const auto i = static_cast<std::uint32_t>(index++);
+        if (!seq.residues.empty() && wanted(i)) t = prepare(seq, i);
+      });
+      if (t && !fn(std::move(*t))) return;
     }
-    if (last_index == std::numeric_limits<std::uint32_t>::max() && index != result_.targets.size())
-      throw Error(ErrorKind::kIo, "the target file changed during the scan", path_);
+    if (last_index == std::numeric_limits<std::uint32_t>::max())
+      step([&] {
+        if (reader->next(seq)) throw changed(seq.line);
+      });
   }
   template <class Fn>
   void read_again(Fn&& fn, std::uint32_t last_index) {
@@ -447,9 +561,18 @@ class QueryRun {
     }
   }
 
-  // Traces the hits of one target (positions into `reported`) in parallel.
+  // Traces the hits of one target (positions into `reported`) in parallel; distributed, only this rank's
+  // (position mod R = rank), as one step of all ranks.
   void trace_target(const PreparedTarget& t, const std::vector<Candidate>& reported,
-                    const std::vector<std::size_t>& which) {
+                    const std::vector<std::size_t>& all_of_target) {
+    std::vector<std::size_t> which;
+    for (const std::size_t k : all_of_target)
+      if (k % static_cast<std::size_t>(comm_.size()) == static_cast<std::size_t>(comm_.rank()))
+        which.push_back(k);
+    step([&] { trace_hits(t, reported, which); });
+  }
+  void trace_hits(const PreparedTarget& t, const std::vector<Candidate>& reported,
+                  const std::vector<std::size_t>& which) {
     const auto start = Clock::now();
     const TracebackLimits limits = impl_.traceback_limits();
     std::vector<Alignment> alignments(which.size());
@@ -470,8 +593,42 @@ class QueryRun {
       hit.gap_opens = a.gap_opens;
       hit.gap_columns = a.gap_columns;
       hit.length = a.length;
+      traced_.push_back(which[k]);
     }
     result_.stats.kernel2_seconds += seconds_since(start);
+  }
+
+  // Distributed: every rank's alignments to every rank.
+  void share_alignments() {
+    const std::vector<dist::Bytes> parts = dist::exchange_all(comm_, [&] {
+      dist::ByteWriter w;
+      w.integer(static_cast<std::uint64_t>(traced_.size()));
+      for (const std::size_t k : traced_) {
+        const Hit& h = result_.hits[k];
+        w.integer(static_cast<std::uint64_t>(k));
+        w.str(h.cigar);
+        for (const std::uint32_t v : {h.matches, h.mismatches, h.gap_opens, h.gap_columns, h.length})
+          w.integer(v);
+      }
+      return w.take();
+    });
+    std::size_t received = 0;
+    for (std::size_t r = 0; r < parts.size(); ++r) {
+      dist::ByteReader in(parts[r]);
+      for (std::size_t n = in.count(8); n > 0; --n) {
+        const auto k = in.integer<std::uint64_t>();
+        if (k >= result_.hits.size() || k % parts.size() != r)
+          throw Error(ErrorKind::kInternal, "a rank sent the alignment of another rank's hit");
+        Hit& h = result_.hits[k];
+        h.cigar = in.str();
+        for (std::uint32_t* v : {&h.matches, &h.mismatches, &h.gap_opens, &h.gap_columns, &h.length})
+          *v = in.integer<std::uint32_t>();
+        ++received;
+      }
+      in.expect_done();
+    }
+    if (received != result_.hits.size())
+      throw Error(ErrorKind::kInternal, "alignments missing after the exchange");
   }
 
   void traceback_pass(const std::vector<Candidate>& reported) {
@@ -509,6 +666,8 @@ class QueryRun {
   }
 
   const Core& impl_;
+  const dist::Comm& comm_;
+  const bool distributed_;
   const Sequence& query_;
   const std::string& path_;
   const bool from_stdin_;
@@ -516,9 +675,11 @@ class QueryRun {
   std::vector<std::uint8_t> query_codes_, rc_codes_;
   std::vector<std::unique_ptr<SectionRunner>> plus_runners_, minus_runners_;
   std::vector<SectionRunner*> plus_ptrs_, minus_ptrs_;
-  std::size_t pool_limit_ = 0;          // the pool's capacity: limit of each scanned list
-  std::vector<PreparedTarget> buffer_;  // stdin only: every non-empty record, in file order
-  std::optional<PreparedTarget> last_;  // files: the last record of the latest scan pass
+  std::size_t pool_limit_ = 0;                 // the pool's capacity: limit of each scanned list
+  std::vector<PreparedTarget> buffer_;         // stdin only: every non-empty record, in file order
+  std::optional<PreparedTarget> last_;         // files: the last record of the latest scan pass
+  std::vector<std::size_t> runners_per_rank_;  // every rank's runners per strand
+  std::vector<std::size_t> traced_;            // hits this rank traced
 };
 
 }  // namespace
@@ -531,6 +692,8 @@ Scanner::Scanner(Config config) : impl_(std::make_unique<Impl>(std::move(config)
 Scanner::~Scanner() = default;
 
 const Config& Scanner::config() const { return impl_->config; }
+
+void Scanner::check_query(const Sequence& query) const { impl_->check_query(query); }
 
 QueryResult Scanner::scan(const Sequence& query, const std::string& target_path) {
   return QueryRun(*impl_, query, target_path).run();

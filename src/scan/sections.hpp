@@ -18,6 +18,10 @@
 
 #include "scan/model.hpp"
 
+namespace warpsearch::dist {
+class Comm;  // warpsearch/dist.hpp
+}  // namespace warpsearch::dist
+
 namespace warpsearch::scan {
 
 struct SectionTask {
@@ -82,6 +86,21 @@ struct SectionStats {
 // of sections; runners run concurrently, one host thread each) and returns the merged per-origin best
 // candidates: score >= min_score, ranked, at most `limit` (truncated as in CandidateList).
 CandidateList scan_sections(std::span<SectionRunner* const> runners, std::span<const std::uint8_t> target,
+                            std::int64_t query_length, std::uint32_t seq, Strand strand,
+                            std::int32_t min_score, std::size_t limit, const SectionPlanOptions& options,
+                            SectionStats* stats = nullptr);
+
+// The same scan by several processes together (SPMD, docs/SCAN.md "Under MPI"): every rank of `comm` calls
+// it with the same target, query length and options and its own `runners` (runners_per_rank[r] of them on
+// rank r; every rank passes the same runners_per_rank, at least one runner in all). The global runner list
+// is the ranks' runners in rank order, planned exactly as above, so sections, fixups and results are those
+// of one process with that runner list. A section's states stay on its rank; rank 0 gathers the
+// convergence checks and the states of sections whose neighbour is on another rank, decides each round and
+// broadcasts it; every rank returns the merged candidate list. Every step is agreed (dist::exchange): an
+// error on any rank throws dist::CollectiveError on all. stats->cells counts the cells of all ranks. Must
+// be called by the thread that runs MPI (dist::Session).
+CandidateList scan_sections(const dist::Comm& comm, std::span<const std::size_t> runners_per_rank,
+                            std::span<SectionRunner* const> runners, std::span<const std::uint8_t> target,
                             std::int64_t query_length, std::uint32_t seq, Strand strand,
                             std::int32_t min_score, std::size_t limit, const SectionPlanOptions& options,
                             SectionStats* stats = nullptr);

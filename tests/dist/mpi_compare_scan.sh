@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # mpi_compare_scan.sh: end-to-end test of the distributed `warpsearch scan` (docs/SCAN.md "Under MPI",
-# docs/MPI.md). Query i is scanned by rank i mod R against the whole target file and rank 0 writes the
-# queries in order: runs each scan as one process and under `mpiexec -n R` for R = 1..4 and compares the
-# outputs byte for byte. Small DNA data (pieces of mitochondrial genomes as queries, two genomes as the
-# targets); TSV, SAM, PAF and the view; --mpi-split db and queries (scan always splits the
-# queries); stdout and -o; one query (rank 0 alone scans), more ranks than queries; the --stats lines and
-# the summary line (rank 0 only, in query order). Failures: a missing target file, a bad query record
+# docs/MPI.md). --mpi-split db (the default): the ranks share the sections of every target; --mpi-split
+# queries: query i is scanned by rank i mod R against the whole target file; rank 0 writes the queries in
+# order. Runs each scan as one process and under `mpiexec -n R` for R = 1..5 and compares the outputs byte
+# for byte. Small DNA data (pieces of mitochondrial genomes as queries, two genomes as the targets); TSV,
+# SAM, PAF and the view; both splits; stdout and -o; one query, more ranks than queries; tiny section
+# overlaps (fixups whose left state is on another rank, wide fixups split into parts); the --stats lines
+# and the summary line (rank 0 only, in query order). Failures: a missing target file, a bad query record
 # (found in a later round, after earlier queries were written), a full output device, stdin as --query or
 # --target under MPI: non-zero exit, one message, no output file left behind.
 #
@@ -59,7 +60,7 @@ awk '/^>/{n++} n<=2' q.fa > q2.fa   # two queries
 awk '/^>/{n++} n==3' q.fa > q1.fa   # one query
 echo "queries: $(grep -c '>' q.fa), targets: $(grep -c '>' t.fa) ($(grep -v '>' t.fa | tr -d '\n' | wc -c) residues)"
 
-# --- every format, R = 1..4, both --mpi-split values (scan splits the queries either way)
+# --- every format, R = 1..4, both --mpi-split values
 for fmt in tsv sam paf view; do
   top=(--top 20)
   [[ $fmt == view ]] && top=(--top 4)
@@ -77,7 +78,7 @@ done
 "$ws" -q scan --query q.fa --target t.fa --strand plus --no-traceback --top 7 > plus1.tsv
 mpi 3 scan --query q.fa --target t.fa --strand plus --no-traceback --top 7 > plus3.tsv || fail "scan -n 3 (stdout)"
 same plus1.tsv plus3.tsv "scan -n 3 --strand plus --no-traceback (stdout)"
-# One query (rank 0 alone scans), two queries, more ranks than queries.
+# One query, two queries, more ranks than queries (target split: every rank works on each query).
 for fmt in tsv sam; do
   for set in q1 q2; do
     "$ws" -q scan --query "$set.fa" --target t.fa --format "$fmt" --top 10 > "$set-1.$fmt"
@@ -85,6 +86,21 @@ for fmt in tsv sam; do
       mpi "$n" --threads 1 scan --query "$set.fa" --target t.fa --format "$fmt" --top 10 > "$set-$n.$fmt" ||
         fail "scan $set -n $n $fmt"
       same "$set-1.$fmt" "$set-$n.$fmt" "scan -n $n, $(grep -c '>' "$set.fa") quer(ies) ($fmt)"
+    done
+  done
+done
+# Target split with tiny pass-1 overlaps: most sections start from a wrong state and are recomputed from
+# their left neighbour's end state, which is often on another rank; one long record (the human genome 12
+# times, 200 kb) makes the recomputed sections wide enough to be split into parts (--threads 2). The same
+# query split for comparison.
+{ echo ">humanMito_x12"; for _ in $(seq 12); do grep -v '>' "$human"; done; } > long.fa
+for th in 1 2; do
+  "$ws" -q --threads "$th" scan --query q2.fa --target long.fa --top 40 --overlap 40 --format sam > "long-1-$th.sam"
+  for n in 2 3; do
+    for split in db queries; do
+      mpi "$n" --threads "$th" --mpi-split "$split" scan --query q2.fa --target long.fa --top 40 --overlap 40 \
+        --format sam > "long-$n-$th-$split.sam" || fail "scan long -n $n --threads $th --mpi-split $split"
+      same "long-1-$th.sam" "long-$n-$th-$split.sam" "scan -n $n --overlap 40 --threads $th --mpi-split $split"
     done
   done
 done

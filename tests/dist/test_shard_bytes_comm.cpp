@@ -174,6 +174,36 @@ TEST(Bytes, TruncatedOrCorruptMessagesThrow) {
   EXPECT_THROW(extra.expect_done(), Error);
 }
 
+TEST(Bytes, Int32ArraysRoundTripAndCheckTheirLength) {
+  struct Row {
+    std::int32_t a, b, c;
+  };
+  const std::vector<Row> rows = {{1, -2, 3},
+                                 {std::numeric_limits<std::int32_t>::min(), 0, 7},
+                                 {std::numeric_limits<std::int32_t>::max(), -1, 42}};
+  ByteWriter w;
+  w.int32s(rows.data(), rows.size() * 3);
+  w.integer(std::uint8_t{9});
+  const Bytes msg = w.take();
+  EXPECT_EQ(msg.size(), 8u + 36u + 1u);
+  EXPECT_EQ(msg[8], 1u);  // little-endian whatever the host
+  ByteReader r(msg);
+  std::vector<Row> back(rows.size());
+  r.int32s(back.data(), back.size() * 3);
+  EXPECT_EQ(r.integer<std::uint8_t>(), 9u);
+  r.expect_done();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(back[i].a, rows[i].a);
+    EXPECT_EQ(back[i].b, rows[i].b);
+    EXPECT_EQ(back[i].c, rows[i].c);
+  }
+  ByteReader other(msg);  // another length than the message holds
+  std::vector<Row> four(4);
+  EXPECT_THROW(other.int32s(four.data(), 12), Error);
+  ByteReader cut(std::span<const std::uint8_t>(msg.data(), 20));
+  EXPECT_THROW(cut.int32s(back.data(), 9), Error);
+}
+
 TEST(OneProcessComm, CollectivesAreLocal) {
   const Comm comm;
   EXPECT_EQ(comm.rank(), 0);
@@ -199,6 +229,9 @@ TEST(OneProcessComm, CollectivesAreLocal) {
   const std::vector<Bytes> ex = exchange(comm, [] { return Bytes{9, 8}; });
   ASSERT_EQ(ex.size(), 1u);
   EXPECT_EQ(ex[0], (Bytes{9, 8}));
+  const std::vector<Bytes> all_ex = exchange_all(comm, [] { return Bytes{7}; });
+  ASSERT_EQ(all_ex.size(), 1u);
+  EXPECT_EQ(all_ex[0], (Bytes{7}));
   // One process: the step's own error, unchanged (not a CollectiveError, no rank prefix).
   try {
     agree(comm, [] { throw Error(ErrorKind::kIo, "cannot open", "x.fa", 3); });

@@ -634,6 +634,13 @@ TEST(ScannerErrors, InputProblems) {
   }
   EXPECT_EQ(kind_of([&] { scanner.scan(q, dir / "missing.fa"); }), ErrorKind::kIo);
   EXPECT_EQ(kind_of([&] { scanner.scan(make_sequence("e", "", Alphabet::dna()), dna); }), ErrorKind::kInput);
+  // check_query gives the query's own errors before any work (cmd_scan runs it on every rank under MPI).
+  EXPECT_EQ(kind_of([&] { scanner.check_query(make_sequence("e", "", Alphabet::dna())); }),
+            ErrorKind::kInput);
+  Sequence bad = q;
+  bad.residues[0] = 200;  // not a DNA code
+  EXPECT_EQ(kind_of([&] { scanner.check_query(bad); }), ErrorKind::kInput);
+  EXPECT_NO_THROW(scanner.check_query(q));
 
   Config pcfg = cpu_config();
   pcfg.matrix = ScoringMatrix::builtin("BLOSUM62");

@@ -22,6 +22,7 @@
 #include "scan/reference.hpp"
 #include "scan/sections.hpp"
 #include "testdata.hpp"
+#include "warpsearch/dist.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/scoring.hpp"
 #include "warpsearch/seqio.hpp"
@@ -407,6 +408,37 @@ TEST(SectionsScan, WideFixupsAreSplitIntoPartsAndStayExact) {
   EXPECT_GT(two.split_parts, 0u);
   // Narrow sections are not split.
   EXPECT_EQ(check_sections(s, {6}, 150, 0, 30, "6 sections of 7500 columns").split_parts, 0u);
+}
+
+TEST(SectionsScan, CollectiveFormWithOneProcessIsThePlainScan) {
+  // The MPI form with the one-process communicator: the same plan and result; the runner counts must
+  // describe this rank's runners (a mismatch is an internal error). Several ranks: tests/dist
+  // (mpi_compare_scan.sh, tiny overlaps so that fixups cross rank boundaries).
+  std::mt19937_64 rng(63);
+  const ScanModel model = ScanModel::make(ScoringMatrix::dna(5, -3), GapCosts{8, 1});
+  const Codes q = random_dna(rng, 120), t = random_dna(rng, 20'000);
+  auto a = make_cpu_runner(model, q, 2), b = make_cpu_runner(model, q, 1);
+  std::vector<SectionRunner*> runners{a.get(), b.get()};
+  SectionStats plain_stats, collective_stats;
+  const CandidateList plain =
+      scan_sections(runners, t, 120, 1, Strand::kPlus, 1, 50, SectionPlanOptions{60}, &plain_stats);
+  const dist::Comm one;
+  const std::size_t counts[] = {2};
+  const CandidateList collective = scan_sections(one, counts, runners, t, 120, 1, Strand::kPlus, 1, 50,
+                                                 SectionPlanOptions{60}, &collective_stats);
+  EXPECT_EQ(collective.items, plain.items);
+  EXPECT_EQ(collective.truncated, plain.truncated);
+  EXPECT_EQ(collective_stats.sections, plain_stats.sections);
+  EXPECT_EQ(collective_stats.fixups, plain_stats.fixups);
+  EXPECT_GT(plain_stats.fixups, 0u);
+  EXPECT_EQ(collective_stats.cells, plain_stats.cells);
+  const std::size_t wrong[] = {3};
+  try {
+    (void)scan_sections(one, wrong, runners, t, 120, 1, Strand::kPlus, 1, 50, SectionPlanOptions{60});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInternal);
+  }
 }
 
 TEST(SectionsScan, NoFixupsWithLargeOverlapOnRandomData) {
