@@ -9,12 +9,15 @@
 // Failure protocol. A rank whose step throws must not leave the others waiting in a collective: steps
 // that can fail on some ranks only (reading a shard, searching it) run inside exchange() or agree(), which
 // catch the error, tell every rank, and throw a CollectiveError on all ranks, whose message names the
-// lowest failing rank ("rank R of N: FILE: message"). A CollectiveError is reported once, by rank 0, and
-// every rank exits with its kind's status; any other error under MPI ends the job with MPI_Abort.
+// lowest failing rank ("rank R of N: FILE: message"; world ranks, also on a communicator made by split()).
+// A step may itself run collectives on a sub-communicator: a CollectiveError it raises keeps its message. A
+// CollectiveError is reported once, by rank 0, and every rank exits with its kind's status; any other error
+// under MPI ends the job with MPI_Abort.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -43,6 +46,14 @@ class Comm {
   int local_rank() const { return local_rank_; }
   int local_size() const { return local_size_; }
   bool uses_mpi() const { return mpi_; }
+  // This communicator's rank r in the world communicator, and the world's size (error messages name
+  // world ranks).
+  int world_rank(int r) const { return world_ranks_.empty() ? r : world_ranks_[static_cast<std::size_t>(r)]; }
+  int world_size() const { return world_size_; }
+
+  // Collective: the ranks with the same color form a new communicator, ordered as here (MPI_Comm_split;
+  // the node-local rank and size are kept). Without MPI, a copy of this one.
+  Comm split(int color) const;
 
   void barrier() const;
   // bytes of `root` replace bytes on every other rank (any size).
@@ -60,8 +71,12 @@ class Comm {
 
  private:
   friend class Session;
+  friend struct CommAccess;  // comm.cpp
   bool mpi_ = false;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  int world_size_ = 1;
+  std::vector<int> world_ranks_;  // empty: the world itself
+  std::shared_ptr<void> handle_;  // a communicator made by split() (an MPI_Comm); null: MPI_COMM_WORLD
 };
 
 // MPI for the lifetime of the object (one per process, in main()). MPI is initialized (MPI_Init_thread,

@@ -70,9 +70,45 @@ bool launched_by_mpi() {
 
 }  // namespace
 
+struct CommAccess {
+  static const std::shared_ptr<void>& handle(const Comm& comm) { return comm.handle_; }
+};
+
+namespace {
+#ifdef WARPSEARCH_HAVE_MPI
+// The MPI communicator of a Comm: its own (made by split) or the world.
+MPI_Comm handle_of(const Comm& comm) {
+  const std::shared_ptr<void>& h = CommAccess::handle(comm);
+  return h ? *static_cast<const MPI_Comm*>(h.get()) : MPI_COMM_WORLD;
+}
+#endif
+}  // namespace
+
+Comm Comm::split(int color) const {
+  Comm out = *this;
+#ifdef WARPSEARCH_HAVE_MPI
+  if (!mpi_) return out;
+  MPI_Comm made = MPI_COMM_NULL;
+  check(MPI_Comm_split(handle_of(*this), color, rank_, &made), "MPI_Comm_split");
+  out.handle_ = std::shared_ptr<void>(new MPI_Comm(made), [](void* p) {
+    auto* c = static_cast<MPI_Comm*>(p);
+    MPI_Comm_free(c);
+    delete c;
+  });
+  check(MPI_Comm_rank(made, &out.rank_), "MPI_Comm_rank");
+  check(MPI_Comm_size(made, &out.size_), "MPI_Comm_size");
+  const int mine = world_rank(rank_);
+  out.world_ranks_.assign(static_cast<std::size_t>(out.size_), 0);
+  check(MPI_Allgather(&mine, 1, MPI_INT, out.world_ranks_.data(), 1, MPI_INT, made), "MPI_Allgather");
+#else
+  static_cast<void>(color);
+#endif
+  return out;
+}
+
 void Comm::barrier() const {
 #ifdef WARPSEARCH_HAVE_MPI
-  if (mpi_) check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  if (mpi_) check(MPI_Barrier(handle_of(*this)), "MPI_Barrier");
 #endif
 }
 
@@ -80,11 +116,12 @@ void Comm::broadcast(Bytes& bytes, int root) const {
 #ifdef WARPSEARCH_HAVE_MPI
   if (!mpi_ || size_ == 1) return;
   auto n = static_cast<std::uint64_t>(bytes.size());
-  check(MPI_Bcast(&n, 1, MPI_UINT64_T, root, MPI_COMM_WORLD), "MPI_Bcast");
+  check(MPI_Bcast(&n, 1, MPI_UINT64_T, root, handle_of(*this)), "MPI_Bcast");
   if (rank_ != root) bytes.resize(static_cast<std::size_t>(n));
   for (std::size_t at = 0; at < bytes.size(); at += kPieceBytes) {
     const std::size_t piece = std::min(kPieceBytes, bytes.size() - at);
-    check(MPI_Bcast(bytes.data() + at, static_cast<int>(piece), MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast");
+    check(MPI_Bcast(bytes.data() + at, static_cast<int>(piece), MPI_BYTE, root, handle_of(*this)),
+          "MPI_Bcast");
   }
 #else
   static_cast<void>(bytes);
@@ -95,24 +132,22 @@ void Comm::broadcast(Bytes& bytes, int root) const {
 #ifdef WARPSEARCH_HAVE_MPI
 namespace {
 // Point-to-point transfer of a byte buffer of any size: its length, then pieces of kPieceBytes.
-void send_bytes(std::span<const std::uint8_t> bytes, int dest, int tag) {
+void send_bytes(MPI_Comm comm, std::span<const std::uint8_t> bytes, int dest, int tag) {
   auto n = static_cast<std::uint64_t>(bytes.size());
-  check(MPI_Send(&n, 1, MPI_UINT64_T, dest, tag, MPI_COMM_WORLD), "MPI_Send");
+  check(MPI_Send(&n, 1, MPI_UINT64_T, dest, tag, comm), "MPI_Send");
   for (std::size_t at = 0; at < bytes.size(); at += kPieceBytes) {
     const std::size_t piece = std::min(kPieceBytes, bytes.size() - at);
-    check(MPI_Send(bytes.data() + at, static_cast<int>(piece), MPI_BYTE, dest, tag, MPI_COMM_WORLD),
-          "MPI_Send");
+    check(MPI_Send(bytes.data() + at, static_cast<int>(piece), MPI_BYTE, dest, tag, comm), "MPI_Send");
   }
 }
 
-Bytes receive_bytes(int source, int tag) {
+Bytes receive_bytes(MPI_Comm comm, int source, int tag) {
   std::uint64_t n = 0;
-  check(MPI_Recv(&n, 1, MPI_UINT64_T, source, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+  check(MPI_Recv(&n, 1, MPI_UINT64_T, source, tag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
   Bytes b(static_cast<std::size_t>(n));
   for (std::size_t at = 0; at < b.size(); at += kPieceBytes) {
     const std::size_t piece = std::min(kPieceBytes, b.size() - at);
-    check(MPI_Recv(b.data() + at, static_cast<int>(piece), MPI_BYTE, source, tag, MPI_COMM_WORLD,
-                   MPI_STATUS_IGNORE),
+    check(MPI_Recv(b.data() + at, static_cast<int>(piece), MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE),
           "MPI_Recv");
   }
   return b;
@@ -128,13 +163,13 @@ std::vector<Bytes> Comm::gather(std::span<const std::uint8_t> bytes, int root) c
   }
 #ifdef WARPSEARCH_HAVE_MPI
   if (rank_ != root) {
-    send_bytes(bytes, root, kGatherTag);
+    send_bytes(handle_of(*this), bytes, root, kGatherTag);
     return all;
   }
   all.resize(static_cast<std::size_t>(size_));
   for (int r = 0; r < size_; ++r)
     all[static_cast<std::size_t>(r)] =
-        r == root ? Bytes(bytes.begin(), bytes.end()) : receive_bytes(r, kGatherTag);
+        r == root ? Bytes(bytes.begin(), bytes.end()) : receive_bytes(handle_of(*this), r, kGatherTag);
 #else
   static_cast<void>(root);
 #endif
@@ -146,10 +181,10 @@ Bytes Comm::scatter(std::vector<Bytes>& parts, int root) const {
     throw Error(ErrorKind::kInternal, fmt::format("scatter of {} parts on {} ranks", parts.size(), size_));
   if (!mpi_ || size_ == 1) return std::move(parts[static_cast<std::size_t>(rank_)]);
 #ifdef WARPSEARCH_HAVE_MPI
-  if (rank_ != root) return receive_bytes(root, kScatterTag);
+  if (rank_ != root) return receive_bytes(handle_of(*this), root, kScatterTag);
   for (int r = 0; r < size_; ++r) {
     if (r == root) continue;
-    send_bytes(parts[static_cast<std::size_t>(r)], r, kScatterTag);
+    send_bytes(handle_of(*this), parts[static_cast<std::size_t>(r)], r, kScatterTag);
     parts[static_cast<std::size_t>(r)] = Bytes();
   }
   return std::move(parts[static_cast<std::size_t>(root)]);
@@ -160,9 +195,9 @@ Bytes Comm::scatter(std::vector<Bytes>& parts, int root) const {
 
 #ifdef WARPSEARCH_HAVE_MPI
 namespace {
-std::uint64_t allreduce(std::uint64_t value, MPI_Op op) {
+std::uint64_t allreduce(MPI_Comm comm, std::uint64_t value, MPI_Op op) {
   std::uint64_t out = 0;
-  check(MPI_Allreduce(&value, &out, 1, MPI_UINT64_T, op, MPI_COMM_WORLD), "MPI_Allreduce");
+  check(MPI_Allreduce(&value, &out, 1, MPI_UINT64_T, op, comm), "MPI_Allreduce");
   return out;
 }
 }  // namespace
@@ -170,14 +205,14 @@ std::uint64_t allreduce(std::uint64_t value, MPI_Op op) {
 
 std::uint64_t Comm::allreduce_sum(std::uint64_t value) const {
 #ifdef WARPSEARCH_HAVE_MPI
-  if (mpi_ && size_ > 1) return allreduce(value, MPI_SUM);
+  if (mpi_ && size_ > 1) return allreduce(handle_of(*this), value, MPI_SUM);
 #endif
   return value;
 }
 
 std::uint64_t Comm::allreduce_max(std::uint64_t value) const {
 #ifdef WARPSEARCH_HAVE_MPI
-  if (mpi_ && size_ > 1) return allreduce(value, MPI_MAX);
+  if (mpi_ && size_ > 1) return allreduce(handle_of(*this), value, MPI_MAX);
 #endif
   return value;
 }
@@ -203,6 +238,7 @@ Session::Session(int& argc, char**& argv) {
   world_.mpi_ = true;
   check(MPI_Comm_rank(MPI_COMM_WORLD, &world_.rank_), "MPI_Comm_rank");
   check(MPI_Comm_size(MPI_COMM_WORLD, &world_.size_), "MPI_Comm_size");
+  world_.world_size_ = world_.size_;
   MPI_Comm node = MPI_COMM_NULL;
   check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_.rank_, MPI_INFO_NULL, &node),
         "MPI_Comm_split_type");
@@ -243,7 +279,9 @@ std::vector<Bytes> exchange(const Comm& comm, const std::function<Bytes()>& prod
     all.push_back(produce());
     return all;
   }
-  // Each rank's message: its bytes then a trailer byte 0; or, after an error, [kind, what()] then 1.
+  // Each rank's message: its bytes then a trailer byte 0; or, after an error, [kind, collective, what()]
+  // then 1 (collective: a CollectiveError of a nested step on a sub-communicator, whose text already
+  // names its rank).
   Bytes message;
   try {
     message = produce();
@@ -253,6 +291,7 @@ std::vector<Bytes> exchange(const Comm& comm, const std::function<Bytes()>& prod
     const bool oom = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
     ByteWriter w;
     w.u8(static_cast<std::uint8_t>(error != nullptr ? error->kind() : ErrorKind::kInternal));
+    w.boolean(dynamic_cast<const CollectiveError*>(&e) != nullptr);
     w.str(error != nullptr ? std::string(e.what())
           : oom            ? std::string("out of memory")
                            : std::string(e.what()));
@@ -271,10 +310,16 @@ std::vector<Bytes> exchange(const Comm& comm, const std::function<Bytes()>& prod
       Bytes& first = all[static_cast<std::size_t>(failed.front())];
       ByteReader in(std::span<const std::uint8_t>(first.data(), first.size() - 1));
       const std::uint8_t kind = in.u8();
-      std::string text = fmt::format("rank {} of {}: {}", failed.front(), comm.size(), in.str());
-      if (failed.size() > 1)
-        text += fmt::format(" (rank{} {} failed too)", failed.size() > 2 ? "s" : "",
-                            fmt::join(failed.begin() + 1, failed.end(), ", "));
+      const bool collective = in.boolean();
+      std::string text = in.str();
+      if (!collective) {
+        std::vector<int> world;
+        for (const int r : failed) world.push_back(comm.world_rank(r));
+        text = fmt::format("rank {} of {}: {}", world.front(), comm.world_size(), text);
+        if (world.size() > 1)
+          text += fmt::format(" (rank{} {} failed too)", world.size() > 2 ? "s" : "",
+                              fmt::join(world.begin() + 1, world.end(), ", "));
+      }
       ByteWriter w;
       w.u8(1);
       w.u8(kind);

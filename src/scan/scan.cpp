@@ -33,9 +33,12 @@
 // Under MPI (Config::comm with several ranks; docs/SCAN.md "Under MPI") every rank runs this same driver
 // on the same files: every rank reads every target record and scans it with the collective scan_sections
 // (each rank computes its share of the sections on its own runners), so every rank holds the same pool
-// and the same result. The strands run one after the other (each on all of the rank's runners: no runner
-// pairs), since only the main thread may call MPI. Each rank traces the reported hits i with i mod R = its
-// rank, and the alignments are exchanged. Every step that can fail on some ranks only (opening and
+// and the same result. With both strands on an even number of ranks, the plus strand is scanned by the
+// first half of the ranks and the minus strand by the second, each half on its own communicator
+// (Comm::split; no pass-1 overlap between the strands), and the halves exchange their lists; otherwise
+// the strands run one after the other over all ranks (only the main thread may call MPI, so a rank's
+// strands cannot run concurrently; no runner pairs). Each rank traces the reported hits i with i mod R =
+// its rank, and the alignments are exchanged. Every step that can fail on some ranks only (opening and
 // reading the target, a runner, a traceback) is agreed (dist::agree / dist::exchange), and rank 0
 // checks that all ranks read the same records.
 //
@@ -196,27 +199,36 @@ struct Core {
     const bool nucleotide = alphabet.is_nucleotide();
     plus = !nucleotide || config.strands != StrandMode::kMinus;
     minus = nucleotide && config.strands != StrandMode::kPlus;
+    halves = distributed && plus && minus && comm.size() % 2 == 0;
   }
+
+  // Distributed with both strands on an even number of ranks: the plus strand on ranks [0, R/2), the minus
+  // strand on [R/2, R), each half scanning its strand on its own communicator, both at once.
+  bool halves = false;
+  bool plus_half() const { return comm.rank() < comm.size() / 2; }
 
   // The runners of both strands (a strand that is not searched gets none) for these query codes: one
   // CPU runner per strand, or GPU runners. With both strands on an even number of GPUs each strand gets
   // half of them (no shared SMs, no section overlap between strands); otherwise each GPU gets a pair
-  // of runners, one per strand, whose launches run as one kernel (make_gpu_runner_pair). Distributed, the
-  // strands run one after the other, each on every GPU (one runner per strand and GPU, no pairs).
+  // of runners, one per strand, whose launches run as one kernel (make_gpu_runner_pair). Distributed, a
+  // rank's strands run one after the other, each on every GPU of the rank (one runner per strand and GPU,
+  // no pairs); with strand halves a rank makes its own strand's runners only.
   void make_runners(std::span<const std::uint8_t> plus_codes, std::span<const std::uint8_t> minus_codes,
                     std::vector<std::unique_ptr<SectionRunner>>& plus_runners,
                     std::vector<std::unique_ptr<SectionRunner>>& minus_runners) const {
+    const bool want_plus = plus && (!halves || plus_half());
+    const bool want_minus = minus && (!halves || !plus_half());
 #if WARPSEARCH_HAVE_CUDA
     if (selection.use_gpu) {
       const std::vector<DeviceInfo>& devices = selection.devices;
       if (distributed) {
         for (const DeviceInfo& d : devices) {
-          if (plus) plus_runners.push_back(make_gpu_runner(model, plus_codes, d.id));
-          if (minus) minus_runners.push_back(make_gpu_runner(model, minus_codes, d.id));
+          if (want_plus) plus_runners.push_back(make_gpu_runner(model, plus_codes, d.id));
+          if (want_minus) minus_runners.push_back(make_gpu_runner(model, minus_codes, d.id));
         }
         return;
       }
-      if (plus && minus && devices.size() % 2 != 0) {
+      if (want_plus && want_minus && devices.size() % 2 != 0) {
         for (const DeviceInfo& d : devices) {
           auto pair = make_gpu_runner_pair(model, plus_codes, minus_codes, d.id);
           plus_runners.push_back(std::move(pair.first));
@@ -224,18 +236,18 @@ struct Core {
         }
         return;
       }
-      const std::size_t half = plus && minus ? devices.size() / 2 : devices.size();
+      const std::size_t half = want_plus && want_minus ? devices.size() / 2 : devices.size();
       for (std::size_t k = 0; k < devices.size(); ++k) {
-        if (plus && k < half) plus_runners.push_back(make_gpu_runner(model, plus_codes, devices[k].id));
-        if (minus && (!plus || k >= half))
+        if (want_plus && k < half) plus_runners.push_back(make_gpu_runner(model, plus_codes, devices[k].id));
+        if (want_minus && (!want_plus || k >= half))
           minus_runners.push_back(make_gpu_runner(model, minus_codes, devices[k].id));
       }
       return;
     }
 #endif
     if (selection.use_gpu) throw Error(ErrorKind::kInternal, "GPU selected in a build without CUDA");
-    if (plus) plus_runners.push_back(make_cpu_runner(model, plus_codes, config.threads));
-    if (minus) minus_runners.push_back(make_cpu_runner(model, minus_codes, config.threads));
+    if (want_plus) plus_runners.push_back(make_cpu_runner(model, plus_codes, config.threads));
+    if (want_minus) minus_runners.push_back(make_cpu_runner(model, minus_codes, config.threads));
   }
 
   // Memory for traceback pointers per concurrent traceback (4 GiB shared by the pool, at least 64 MiB).
@@ -284,10 +296,11 @@ class QueryRun {
     result_.query_name = query_.name;
     result_.query_length = query_.length();
     step([&] { prepare_query(); });
-    // Every rank's runner count (the same for both strands).
-    const std::vector<dist::Bytes> counts = dist::exchange_all(comm_, [&] {
+    if (impl_.halves) strand_comm_.emplace(comm_.split(impl_.plus_half() ? 0 : 1));
+    // The runner count of every rank that scans with this rank (the same for both strands).
+    const std::vector<dist::Bytes> counts = dist::exchange_all(section_comm(), [&] {
       dist::ByteWriter w;
-      w.integer(static_cast<std::uint64_t>(impl_.plus ? plus_ptrs_.size() : minus_ptrs_.size()));
+      w.integer(static_cast<std::uint64_t>(!plus_ptrs_.empty() ? plus_ptrs_.size() : minus_ptrs_.size()));
       return w.take();
     });
     for (const dist::Bytes& b : counts) {
@@ -324,6 +337,9 @@ class QueryRun {
   }
 
  private:
+  // The ranks that share this rank's strand scans: its strand half, or all of them.
+  const dist::Comm& section_comm() const { return strand_comm_ ? *strand_comm_ : comm_; }
+
   // Runs f as one step of all ranks (dist::agree: an error on any rank throws CollectiveError on all).
   void step(const std::function<void()>& f) const {
     if (distributed_)
@@ -400,7 +416,7 @@ class QueryRun {
     };
     auto one = [&](std::span<SectionRunner* const> runners, Strand strand) {
       StrandScan r;
-      r.list = scan_sections(comm_, runners_per_rank_, runners, t.codes,
+      r.list = scan_sections(section_comm(), runners_per_rank_, runners, t.codes,
                              static_cast<std::int64_t>(query_codes_.size()), t.index, strand, min_score,
                              pool_limit_, options, &r.stats);
       return r;
@@ -419,6 +435,30 @@ class QueryRun {
       }
       done.push_back(std::move(plus));
       done.push_back(minus.get());
+    } else if (impl_.halves) {
+      // Each half scans its strand (collectives within the half); then every rank gets both lists from
+      // the halves' first ranks, plus first.
+      const std::vector<dist::Bytes> lists = dist::exchange_all(comm_, [&] {
+        const bool plus = impl_.plus_half();
+        const StrandScan r = plus ? one(plus_ptrs_, Strand::kPlus) : one(minus_ptrs_, Strand::kMinus);
+        if (!section_comm().is_root()) return dist::Bytes();
+        dist::ByteWriter w;
+        write_list(w, r.list);
+        for (const std::uint64_t v :
+             {std::uint64_t{r.stats.sections}, std::uint64_t{r.stats.fixups}, r.stats.cells})
+          w.integer(v);
+        return w.take();
+      });
+      for (const std::size_t from : {std::size_t{0}, lists.size() / 2}) {
+        dist::ByteReader in(lists.at(from));
+        StrandScan r;
+        r.list = read_list(in);
+        r.stats.sections = static_cast<std::size_t>(in.integer<std::uint64_t>());
+        r.stats.fixups = static_cast<std::size_t>(in.integer<std::uint64_t>());
+        r.stats.cells = in.integer<std::uint64_t>();
+        in.expect_done();
+        done.push_back(std::move(r));
+      }
     } else {
       if (impl_.plus) done.push_back(one(plus_ptrs_, Strand::kPlus));
       if (impl_.minus) done.push_back(one(minus_ptrs_, Strand::kMinus));
@@ -678,7 +718,8 @@ class QueryRun {
   std::size_t pool_limit_ = 0;                 // the pool's capacity: limit of each scanned list
   std::vector<PreparedTarget> buffer_;         // stdin only: every non-empty record, in file order
   std::optional<PreparedTarget> last_;         // files: the last record of the latest scan pass
-  std::vector<std::size_t> runners_per_rank_;  // every rank's runners per strand
+  std::optional<dist::Comm> strand_comm_;      // strand halves: this rank's half
+  std::vector<std::size_t> runners_per_rank_;  // runners per strand of every rank of section_comm()
   std::vector<std::size_t> traced_;            // hits this rank traced
 };
 

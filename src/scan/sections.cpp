@@ -231,35 +231,6 @@ ColumnState get_state(dist::ByteReader& in, std::size_t m) {
   in.int32s(s.data(), m * 6);
   return s;
 }
-void put_list(dist::ByteWriter& w, const CandidateList& list) {
-  w.boolean(list.truncated);
-  w.integer(static_cast<std::uint64_t>(list.items.size()));
-  for (const Candidate& c : list.items) {
-    w.integer(c.score);
-    w.integer(c.seq);
-    w.u8(static_cast<std::uint8_t>(c.strand));
-    w.integer(c.qstart);
-    w.integer(c.qend);
-    w.integer(c.tstart);
-    w.integer(c.tend);
-  }
-}
-CandidateList get_list(dist::ByteReader& in) {
-  CandidateList list;
-  list.truncated = in.boolean();
-  list.items.resize(in.count(33));
-  for (Candidate& c : list.items) {
-    c.score = in.integer<std::int32_t>();
-    c.seq = in.integer<std::uint32_t>();
-    c.strand = static_cast<Strand>(in.u8());
-    c.qstart = in.integer<std::int32_t>();
-    c.qend = in.integer<std::int32_t>();
-    c.tstart = in.integer<std::int64_t>();
-    c.tend = in.integer<std::int64_t>();
-  }
-  return list;
-}
-
 // What a rank tells rank 0 after a round, about the sections it (re)computed in that round.
 struct Report {
   std::vector<std::pair<std::size_t, bool>> matches;        // (k, probe k == end k-1): both on this rank
@@ -693,7 +664,7 @@ class SectionScan {
       if (!distributed()) return dist::Bytes();
       dist::ByteWriter w;
       w.integer(cells_);
-      put_list(w, merged);
+      write_list(w, merged);
       return w.take();
     });
     if (!distributed()) {
@@ -707,19 +678,19 @@ class SectionScan {
       for (const dist::Bytes& b : parts) {
         dist::ByteReader in(b);
         cells += in.integer<std::uint64_t>();
-        lists.push_back(get_list(in));
+        lists.push_back(read_list(in));
         in.expect_done();
       }
       merged = merge_lists(std::move(lists), limit);
       dist::ByteWriter w;
       w.integer(cells);
-      put_list(w, merged);
+      write_list(w, merged);
       message = w.take();
     }
     comm_.broadcast(message);
     dist::ByteReader in(message);
     st_.cells = in.integer<std::uint64_t>();
-    merged = get_list(in);
+    merged = read_list(in);
     in.expect_done();
     return merged;
   }
@@ -753,6 +724,35 @@ class SectionScan {
 };
 
 }  // namespace
+
+void write_list(dist::ByteWriter& w, const CandidateList& list) {
+  w.boolean(list.truncated);
+  w.integer(static_cast<std::uint64_t>(list.items.size()));
+  for (const Candidate& c : list.items) {
+    w.integer(c.score);
+    w.integer(c.seq);
+    w.u8(static_cast<std::uint8_t>(c.strand));
+    w.integer(c.qstart);
+    w.integer(c.qend);
+    w.integer(c.tstart);
+    w.integer(c.tend);
+  }
+}
+CandidateList read_list(dist::ByteReader& in) {
+  CandidateList list;
+  list.truncated = in.boolean();
+  list.items.resize(in.count(33));
+  for (Candidate& c : list.items) {
+    c.score = in.integer<std::int32_t>();
+    c.seq = in.integer<std::uint32_t>();
+    c.strand = static_cast<Strand>(in.u8());
+    c.qstart = in.integer<std::int32_t>();
+    c.qend = in.integer<std::int32_t>();
+    c.tstart = in.integer<std::int64_t>();
+    c.tend = in.integer<std::int64_t>();
+  }
+  return list;
+}
 
 CandidateList scan_sections(const dist::Comm& comm, std::span<const std::size_t> runners_per_rank,
                             std::span<SectionRunner* const> runners, std::span<const std::uint8_t> target,

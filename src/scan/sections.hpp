@@ -19,7 +19,9 @@
 #include "scan/model.hpp"
 
 namespace warpsearch::dist {
-class Comm;  // warpsearch/dist.hpp
+class Comm;        // warpsearch/dist.hpp
+class ByteWriter;  // dist/bytes.hpp
+class ByteReader;
 }  // namespace warpsearch::dist
 
 namespace warpsearch::scan {
@@ -104,6 +106,10 @@ CandidateList scan_sections(const dist::Comm& comm, std::span<const std::size_t>
                             std::int64_t query_length, std::uint32_t seq, Strand strand,
                             std::int32_t min_score, std::size_t limit, const SectionPlanOptions& options,
                             SectionStats* stats = nullptr);
+
+// A candidate list in an MPI message (dist/bytes.hpp), and back.
+void write_list(dist::ByteWriter& w, const CandidateList& list);
+CandidateList read_list(dist::ByteReader& in);
 
 // Per-origin reduction of column records [begin, end) (record j - begin is column j): the ranked best
 // candidate of each origin with score >= min_score, first `limit` (truncated as in CandidateList).

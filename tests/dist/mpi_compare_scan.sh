@@ -5,7 +5,8 @@
 # order. Runs each scan as one process and under `mpiexec -n R` for R = 1..5 and compares the outputs byte
 # for byte. Small DNA data (pieces of mitochondrial genomes as queries, two genomes as the targets); TSV,
 # SAM, PAF and the view; both splits; stdout and -o; one query, more ranks than queries; tiny section
-# overlaps (fixups whose left state is on another rank, wide fixups split into parts); the --stats lines
+# overlaps (fixups whose left state is on another rank, wide fixups split into parts; strands on halves
+# of the ranks or in turns); the --stats lines
 # and the summary line (rank 0 only, in query order). Failures: a missing target file, a bad query record
 # (found in a later round, after earlier queries were written), a full output device, stdin as --query or
 # --target under MPI: non-zero exit, one message, no output file left behind.
@@ -91,12 +92,13 @@ for fmt in tsv sam; do
 done
 # Target split with tiny pass-1 overlaps: most sections start from a wrong state and are recomputed from
 # their left neighbour's end state, which is often on another rank; one long record (the human genome 12
-# times, 200 kb) makes the recomputed sections wide enough to be split into parts (--threads 2). The same
-# query split for comparison.
+# times, 200 kb) makes the recomputed sections wide enough to be split into parts (--threads 2). With an
+# even number of ranks each strand has half of them (4 ranks: two per strand, fixups crossing between
+# them); with 3 the strands take turns on all three. The same query split for comparison.
 { echo ">humanMito_x12"; for _ in $(seq 12); do grep -v '>' "$human"; done; } > long.fa
 for th in 1 2; do
   "$ws" -q --threads "$th" scan --query q2.fa --target long.fa --top 40 --overlap 40 --format sam > "long-1-$th.sam"
-  for n in 2 3; do
+  for n in 2 3 4; do
     for split in db queries; do
       mpi "$n" --threads "$th" --mpi-split "$split" scan --query q2.fa --target long.fa --top 40 --overlap 40 \
         --format sam > "long-$n-$th-$split.sam" || fail "scan long -n $n --threads $th --mpi-split $split"

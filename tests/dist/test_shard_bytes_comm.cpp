@@ -229,6 +229,11 @@ TEST(OneProcessComm, CollectivesAreLocal) {
   const std::vector<Bytes> ex = exchange(comm, [] { return Bytes{9, 8}; });
   ASSERT_EQ(ex.size(), 1u);
   EXPECT_EQ(ex[0], (Bytes{9, 8}));
+  const Comm half = comm.split(3);  // without MPI: this communicator again
+  EXPECT_EQ(half.size(), 1);
+  EXPECT_EQ(half.rank(), 0);
+  EXPECT_EQ(half.world_rank(0), 0);
+  EXPECT_EQ(half.world_size(), 1);
   const std::vector<Bytes> all_ex = exchange_all(comm, [] { return Bytes{7}; });
   ASSERT_EQ(all_ex.size(), 1u);
   EXPECT_EQ(all_ex[0], (Bytes{7}));

@@ -6,8 +6,10 @@
 // sizes the other way); default_threads (a share of this host's CPUs); broadcast; uint64
 // sum and max; exchange() where every rank succeeds; exchange() where one rank, then two ranks, throw an
 // Error (every rank gets a CollectiveError with the lowest failing rank's kind and "rank R of N: message",
-// plus the list of the other failing ranks) and where a rank throws a non-Error exception (kInternal); and
-// that the ranks still work together after those failures (nobody hangs).
+// plus the list of the other failing ranks) and where a rank throws a non-Error exception (kInternal);
+// split() into two halves (ranks, sizes, world ranks, collectives within a half) and a failure inside one
+// half's step nested in a step of all ranks (every rank gets the half's message, naming the world rank);
+// and that the ranks still work together after those failures (nobody hangs).
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -139,6 +141,43 @@ int main(int argc, char** argv) {
     expect(kind == ErrorKind::kInternal && text == fmt::format("rank 0 of {}: boom", n),
            "non-Error exception (got '" + text + "')", comm);
   }
+  // split into halves: [0, n/2) and [n/2, n)
+  {
+    const bool first = comm.rank() < n / 2;
+    const dist::Comm half = comm.split(first ? 0 : 1);
+    const int expected_size = first ? n / 2 : n - n / 2;
+    const int base = first ? 0 : n / 2;
+    expect(half.size() == expected_size, fmt::format("split: size {}", half.size()), comm);
+    expect(half.rank() == comm.rank() - base, fmt::format("split: rank {}", half.rank()), comm);
+    expect(half.world_size() == n, "split: world size", comm);
+    for (int r = 0; r < half.size(); ++r)
+      expect(half.world_rank(r) == base + r, fmt::format("split: world rank of {}", r), comm);
+    expect(half.allreduce_sum(1) == static_cast<std::uint64_t>(expected_size), "split: allreduce in the half",
+           comm);
+    const std::vector<dist::Bytes> in_half =
+        dist::exchange_all(half, [&] { return dist::Bytes{static_cast<std::uint8_t>(comm.rank())}; });
+    bool same = in_half.size() == static_cast<std::size_t>(expected_size);
+    for (std::size_t r = 0; same && r < in_half.size(); ++r)
+      same = in_half[r] == dist::Bytes{static_cast<std::uint8_t>(base + static_cast<int>(r))};
+    expect(same, "split: exchange_all in the half", comm);
+    if (n >= 2) {
+      // The last rank fails inside its half's step, which runs inside a step of all ranks.
+      std::string text;
+      try {
+        dist::agree(comm, [&] {
+          dist::agree(half, [&] {
+            if (comm.rank() == n - 1) throw Error(ErrorKind::kIo, "cannot read", "t.fa", 5);
+          });
+        });
+      } catch (const dist::CollectiveError& e) {
+        text = e.what();
+      }
+      // Every rank: the half's own message (its lowest failing rank, as a world rank), not prefixed again.
+      expect(text == fmt::format("rank {} of {}: t.fa:5: cannot read", n - 1, n),
+             "nested failure: message (got '" + text + "')", comm);
+    }
+  }
+
   // still working together after the failures
   expect(comm.allreduce_sum(1) == static_cast<std::uint64_t>(n), "allreduce after failures", comm);
 
