@@ -69,6 +69,14 @@ class ScoreEngine {
 std::unique_ptr<ScoreEngine> make_cpu_engine(const sw::PassModel& model, ThreadPool& pool);
 // One CUDA device. Throws Error(kGpu) without CUDA support or on CUDA failures. Pairs whose 16-bit score
 // saturates are rescored on the calling thread with sw::simd::pass (32-bit lanes).
-std::unique_ptr<ScoreEngine> make_gpu_engine(const sw::PassModel& model, int device);
+//
+// border_budget: device bytes for the border columns of the multi-tile kernels (one column per resident
+// group, as long as the query (one query per pass) or the batch's longest sequence (query pairs)); when
+// the whole grid would need more, the kernels run on fewer blocks (they loop over their work), down to
+// one. Proteins need well under the default; a DNA database with chromosome-length records would not
+// fit otherwise.
+inline constexpr std::size_t kDefaultBorderBudget = std::size_t{2} << 30;
+std::unique_ptr<ScoreEngine> make_gpu_engine(const sw::PassModel& model, int device,
+                                             std::size_t border_budget = kDefaultBorderBudget);
 
 }  // namespace warpsearch::swsearch

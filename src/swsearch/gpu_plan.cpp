@@ -151,7 +151,8 @@ BatchPlan plan_batch(std::span<const std::uint64_t> lengths) {
 
 namespace warpsearch::swsearch {
 #if !defined(WARPSEARCH_HAVE_CUDA)
-std::unique_ptr<ScoreEngine> make_gpu_engine(const sw::PassModel& /*model*/, int device) {
+std::unique_ptr<ScoreEngine> make_gpu_engine(const sw::PassModel& /*model*/, int device,
+                                             std::size_t /*border_budget*/) {
   throw Error(ErrorKind::kGpu,
               fmt::format("cannot run swsearch on GPU {}: warpsearch was built without CUDA", device));
 }

@@ -155,6 +155,29 @@ TEST(SwsearchGpu, RandomLengthsCoverEveryShapeAndBoundary) {
   EXPECT_GT(engine->stats().cells, 0u);
 }
 
+TEST(SwsearchGpu, BorderBudgetRunsFewerBlocksWithTheSameScores) {
+  // The multi-tile kernels (queries longer than one tile) keep a border column per resident group; with
+  // a budget below the whole grid's need they run on fewer blocks, looping over the work: one block
+  // (a budget of 1 byte) and a few (64 KiB) give the same scores as the full grid.
+  REQUIRE_GPU(dev);
+  const sw::PassModel model = protein_model();
+  std::mt19937_64 rng(17);
+  Db db;
+  const auto base = random_seq(rng, 6000, 20);
+  std::uniform_int_distribution<std::size_t> any(1, 800);
+  for (int k = 0; k < 600; ++k) db.add(random_seq(rng, any(rng), 25));
+  for (std::size_t L : {1500u, 3000u, 6000u})
+    db.add(homolog(rng, std::span<const std::uint8_t>(base).subspan(0, L), 20));
+  std::vector<std::vector<std::uint8_t>> queries;
+  queries.push_back(std::vector<std::uint8_t>(base.begin(), base.begin() + 2500));  // multi-tile, homolog
+  queries.push_back(random_seq(rng, 1300, 25));
+  queries.push_back(random_seq(rng, 700, 25));
+  for (const std::size_t budget : {std::size_t{1}, std::size_t{64} << 10}) {
+    auto engine = make_gpu_engine(model, dev, budget);
+    expect_engine_exact(*engine, model, db, queries);
+  }
+}
+
 TEST(SwsearchGpu, SmallPairsMatchTheReferenceItself) {
   REQUIRE_GPU(dev);
   const sw::PassModel model = protein_model("BLOSUM62", 0, 1);  // O = 0: the longest gap chains

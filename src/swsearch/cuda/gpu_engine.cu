@@ -103,7 +103,8 @@ std::uint32_t both_halves(int v) {
 
 class GpuScoreEngine final : public ScoreEngine {
  public:
-  GpuScoreEngine(const sw::PassModel& model, int device) : model_(model), device_(device) {
+  GpuScoreEngine(const sw::PassModel& model, int device, std::size_t border_budget)
+      : model_(model), device_(device), border_budget_(border_budget) {
     if (model.mode != sw::Mode::kLocal)
       throw Error(ErrorKind::kInternal, "swsearch GPU engine: local mode only");
     cu::DeviceGuard guard(device_);
@@ -234,6 +235,7 @@ class GpuScoreEngine final : public ScoreEngine {
       if (multi) {
         // Multi-tile: one border column per group slot; the grid is at most what is resident at once.
         blocks = std::min<std::size_t>(blocks, resident_blocks(fn, gpu::kBlockThreads, smem));
+        blocks = border_blocks(blocks, static_cast<std::size_t>(groups_per_block), m);
         const std::size_t slots = blocks * static_cast<std::size_t>(groups_per_block);
         const std::size_t need = slots * static_cast<std::size_t>(m);
         if (d_border_.size() < need) d_border_ = cu::DeviceBuffer<uint2>(need);
@@ -294,6 +296,7 @@ class GpuScoreEngine final : public ScoreEngine {
     p.scores_a = d_scores_.data();
     p.scores_b = d_scores_b_.data();
     if (multi) {
+      blocks = border_blocks(blocks, static_cast<std::size_t>(groups_per_block), longest_);
       const std::size_t need = blocks * static_cast<std::size_t>(groups_per_block) * longest_;
       if (d_border_.size() < need) d_border_ = cu::DeviceBuffer<uint2>(need);
       p.border = d_border_.data();
@@ -347,6 +350,12 @@ class GpuScoreEngine final : public ScoreEngine {
                                                                 threads, smem));
     return static_cast<std::size_t>(std::max(per_sm, 1)) * static_cast<std::size_t>(sms_);
   }
+  // At most `blocks` blocks of `groups` groups, each group with a border column of `stride` cells, within
+  // the border budget (at least one block).
+  std::size_t border_blocks(std::size_t blocks, std::size_t groups, std::size_t stride) const {
+    const std::size_t per_block = std::max<std::size_t>(groups * stride * sizeof(uint2), 1);
+    return std::clamp<std::size_t>(border_budget_ / per_block, 1, std::max<std::size_t>(blocks, 1));
+  }
 
   sw::PassModel model_;
   int device_ = 0;
@@ -380,14 +389,16 @@ class GpuScoreEngine final : public ScoreEngine {
   cu::PinnedBuffer<std::int32_t> h_scores_;
   cu::DeviceBuffer<std::uint8_t> d_query_;
   cu::DeviceBuffer<uint2> d_border_;
+  std::size_t border_budget_;
   sw::simd::Workspace workspace_;
   Stats stats_;
 };
 
 }  // namespace
 
-std::unique_ptr<ScoreEngine> make_gpu_engine(const sw::PassModel& model, int device) {
-  return std::make_unique<GpuScoreEngine>(model, device);
+std::unique_ptr<ScoreEngine> make_gpu_engine(const sw::PassModel& model, int device,
+                                             std::size_t border_budget) {
+  return std::make_unique<GpuScoreEngine>(model, device, border_budget);
 }
 
 }  // namespace warpsearch::swsearch
