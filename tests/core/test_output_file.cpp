@@ -44,7 +44,7 @@ TEST_F(OutputFileTest, CommitPublishesTheWholeFile) {
   const fs::path target = dir_ / "out.txt";
   {
     OutputFile out(target.string(), 16);  // tiny buffer: exercises flushing and large writes
-    out.write(nullptr, 0);  // empty writes are allowed with a null pointer
+    out.write(nullptr, 0);                // empty writes are allowed with a null pointer
     out.write("hello ");
     out.write(std::string(100, 'x'));
     EXPECT_FALSE(fs::exists(target));  // nothing visible before commit
