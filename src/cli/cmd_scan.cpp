@@ -384,6 +384,20 @@ void run_scan(const ScanOptions& o, const GlobalOptions& global) {
   // Rounds of R queries: every rank reads the round's records (the same ones), scans its own (record
   // `rank` of the round), and sends the output to rank 0, which writes the round in query order. Rank
   // 0's write errors are kept and raised at the next agreed step.
+  // Every rank must have read the same number of query records (the same file): otherwise the ranks no
+  // longer scan the same queries. Uses only all-reduced values, so all ranks take the same branch; returns
+  // the count.
+  const auto same_count = [&](std::uint64_t read) {
+    const std::uint64_t most = comm.allreduce_max(read);
+    if (comm.allreduce_sum(read) != most * ranks) {
+      throw dist::CollectiveError(
+          ErrorKind::kInput,
+          fmt::format("the ranks read different numbers of queries after query {} (was --query changed "
+                      "during the run, or do the ranks see different files?)",
+                      queries));
+    }
+    return most;
+  };
   // Target split: every rank reads every query and scans it together with the others (each computes its
   // share of every target's sections); rank 0 formats and writes.
   while (target_split) {
@@ -399,15 +413,7 @@ void run_scan(const ScanOptions& o, const GlobalOptions& global) {
         throw query_error(query, e);
       }
     });
-    const std::uint64_t any = comm.allreduce_max(got ? 1 : 0);
-    if (comm.allreduce_sum(got ? 1 : 0) != any * ranks) {
-      throw dist::CollectiveError(
-          ErrorKind::kInput,
-          fmt::format("the ranks read different numbers of queries after query {} (was --query changed "
-                      "during the run, or do the ranks see different files?)",
-                      queries));
-    }
-    if (any == 0) break;
+    if (same_count(got ? 1 : 0) == 0) break;
     const scan::QueryResult result = scan_only(query);
     if (comm.is_root() && !write_error) {
       try {
@@ -434,18 +440,7 @@ void run_scan(const ScanOptions& o, const GlobalOptions& global) {
       if (have_mine) q = scan_query(mine);
       return encode_output(q);
     });
-    // Every rank must have read the same records (the same file): otherwise the rounds no longer match.
-    // The test uses only all-reduced values, so all ranks take the same branch.
-    if (distributed) {
-      const std::uint64_t most = comm.allreduce_max(read);
-      if (comm.allreduce_sum(read) != most * ranks) {
-        throw dist::CollectiveError(
-            ErrorKind::kInput,
-            fmt::format("the ranks read different numbers of queries after query {} (was --query changed "
-                        "during the run, or do the ranks see different files?)",
-                        queries));
-      }
-    }
+    if (distributed) (void)same_count(read);  // otherwise the rounds no longer match
     if (comm.is_root() && !write_error) {
       try {
         for (std::size_t r = 0; r < read; ++r) {

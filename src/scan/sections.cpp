@@ -387,16 +387,13 @@ class SectionScan {
                    : std::max(std::clamp<std::int64_t>(n / static_cast<std::int64_t>(ns_) / 8, 256, 16384),
                               auto_overlap_floor(m_));
     st_.sections = ns_;
-    probes_.assign(ns_, ColumnState());
+    probes_.assign(ns_, std::nullopt);
     ends_.assign(ns_, ColumnState());
-    has_probe_.assign(ns_, 0);
     dirty_.assign(ns_, 0);
     match_.assign(ns_, -1);
     pref_.assign(ns_, 0);
-    cached_end_.assign(ns_, ColumnState());
-    cached_probe_.assign(ns_, ColumnState());
-    has_cached_end_.assign(ns_, 0);
-    has_cached_probe_.assign(ns_, 0);
+    cached_end_.assign(ns_, std::nullopt);
+    cached_probe_.assign(ns_, std::nullopt);
   }
 
   // Runs this rank's tasks for the sections `which` (its runners concurrently) and keeps their states.
@@ -423,12 +420,10 @@ class SectionScan {
         const std::size_t k = per_runner[r][t];
         SectionResult& res = results[r][t];
         if (res.end.size() != m) fail("runner returned an end state of the wrong size");
-        has_probe_[k] = tasks[r][t].own_begin > tasks[r][t].start;
-        if (has_probe_[k]) {
+        probes_[k].reset();
+        if (tasks[r][t].own_begin > tasks[r][t].start) {
           if (res.probe.size() != m) fail("runner returned a probe state of the wrong size");
           probes_[k] = std::move(res.probe);
-        } else {
-          ColumnState().swap(probes_[k]);
         }
         ends_[k] = std::move(res.end);
         dirty_[k] = 1;
@@ -443,11 +438,11 @@ class SectionScan {
     for (std::size_t k = 0; k < ns_; ++k) {
       if (!mine(k)) continue;
       const bool left_mine = k > 0 && mine(k - 1);
-      if (k > 0 && left_mine && has_probe_[k] && (dirty_[k] || dirty_[k - 1]))
-        rep.matches.emplace_back(k, probes_[k] == ends_[k - 1]);
+      if (k > 0 && left_mine && probes_[k] && (dirty_[k] || dirty_[k - 1]))
+        rep.matches.emplace_back(k, *probes_[k] == ends_[k - 1]);
       if (!dirty_[k]) continue;
       if (k + 1 < ns_ && !mine(k + 1)) rep.ends.emplace_back(k, ends_[k]);
-      if (k > 0 && !left_mine && has_probe_[k]) rep.probes.emplace_back(k, probes_[k]);
+      if (k > 0 && !left_mine && probes_[k]) rep.probes.emplace_back(k, *probes_[k]);
       const std::int64_t width = bounds_[k + 1] - bounds_[k];
       if (width >= 2 * floor) {
         const auto most = static_cast<std::size_t>(width / floor);
@@ -524,17 +519,15 @@ class SectionScan {
     std::vector<std::size_t> touched;
     for (auto& [k, s] : rep.ends) {
       cached_end_[k] = std::move(s);
-      has_cached_end_[k] = 1;
       touched.push_back(k + 1);
     }
     for (auto& [k, s] : rep.probes) {
       cached_probe_[k] = std::move(s);
-      has_cached_probe_[k] = 1;
       touched.push_back(k);
     }
     for (const std::size_t j : touched)
-      if (j < ns_ && has_cached_end_[j - 1] && has_cached_probe_[j])
-        match_[j] = cached_probe_[j] == cached_end_[j - 1] ? 1 : 0;
+      if (j < ns_ && cached_end_[j - 1] && cached_probe_[j])
+        match_[j] = *cached_probe_[j] == *cached_end_[j - 1] ? 1 : 0;
   }
 
   // Rank 0: the exact prefix after a round (section `fixed` was recomputed exactly) and the next fixup.
@@ -551,8 +544,8 @@ class SectionScan {
         d.parts = std::clamp<std::size_t>(pref_[k], 1, static_cast<std::size_t>(width / floor));
       }
       if (rank_of(k - 1) != rank_of(k)) {
-        if (!has_cached_end_[k - 1]) fail("the end state of a section on another rank was not reported");
-        d.left = cached_end_[k - 1];
+        if (!cached_end_[k - 1]) fail("the end state of a section on another rank was not reported");
+        d.left = *cached_end_[k - 1];
       }
     }
     return d;
@@ -564,12 +557,11 @@ class SectionScan {
     if (settled < settled_ || settled > ns_) fail("the exact prefix went back");
     settled_ = settled;
     for (; released_ < settled_; ++released_) {
-      ColumnState().swap(probes_[released_]);
-      ColumnState().swap(cached_probe_[released_]);
-      has_probe_[released_] = 0;
+      probes_[released_].reset();
+      cached_probe_[released_].reset();
       if (released_ + 1 < settled_ || settled_ == ns_) {
         ColumnState().swap(ends_[released_]);
-        ColumnState().swap(cached_end_[released_]);
+        cached_end_[released_].reset();
       } else {
         break;  // the end state of settled - 1 is still needed for the next fixup
       }
@@ -631,16 +623,13 @@ class SectionScan {
     const std::size_t added = parts - 1;
     bounds_.insert(bounds_.begin() + at, inner.begin(), inner.end());
     owner_.insert(owner_.begin() + at, added, owner_[k]);
-    probes_.insert(probes_.begin() + at, added, ColumnState());
+    probes_.insert(probes_.begin() + at, added, std::nullopt);
     ends_.insert(ends_.begin() + at, added, ColumnState());
-    has_probe_.insert(has_probe_.begin() + at, added, 0);
     dirty_.insert(dirty_.begin() + at, added, 0);
     match_.insert(match_.begin() + at, added, -1);
     pref_.insert(pref_.begin() + at, added, 0);
-    cached_end_.insert(cached_end_.begin() + at, added, ColumnState());
-    cached_probe_.insert(cached_probe_.begin() + at, added, ColumnState());
-    has_cached_end_.insert(has_cached_end_.begin() + at, added, 0);
-    has_cached_probe_.insert(has_cached_probe_.begin() + at, added, 0);
+    cached_end_.insert(cached_end_.begin() + at, added, std::nullopt);
+    cached_probe_.insert(cached_probe_.begin() + at, added, std::nullopt);
     last_[owner_[k]] += added;
     for (std::size_t r = owner_[k] + 1; r < runner_rank_.size(); ++r) first_[r] += added, last_[r] += added;
     ns_ += added;
@@ -710,15 +699,16 @@ class SectionScan {
   std::vector<std::size_t> first_, last_;  // global runner r owns sections [first_[r], last_[r])
   std::int64_t overlap_ = 0;
   std::uint64_t cells_ = 0;  // computed by this rank
-  // This rank's sections: states, whether the probe exists, computed since the last report.
-  std::vector<ColumnState> probes_, ends_;
-  std::vector<char> has_probe_, dirty_;
+  // This rank's sections: probe states (none for a section computed from its exact start), end states,
+  // computed since the last report.
+  std::vector<std::optional<ColumnState>> probes_;
+  std::vector<ColumnState> ends_;
+  std::vector<char> dirty_;
   // Rank 0: per section k, probe k == end k-1 (1), != (0), not known (-1); the owner's preferred fixup
   // parts (0: not reported); the states of sections next to another rank's.
   std::vector<std::int8_t> match_;
   std::vector<std::size_t> pref_;
-  std::vector<ColumnState> cached_end_, cached_probe_;
-  std::vector<char> has_cached_end_, has_cached_probe_;
+  std::vector<std::optional<ColumnState>> cached_end_, cached_probe_;
   std::size_t settled_ = 1;   // sections [0, settled_) are exact (section 0 always is)
   std::size_t released_ = 0;  // states of sections below it released
 };
