@@ -942,33 +942,43 @@ struct BlastDb::Impl {
     return {begin, end};
   }
 
+  // Our codes of sequence i of volume v into out[0, length): a branch-free table pass, then, only when
+  // some byte had no code, a second pass that substitutes gaps or reports the first bad byte.
+  void convert_into(std::size_t v, std::uint64_t i, std::uint8_t* out) const {
+    const auto [begin, end] = seq_range(v, i);
+    const std::uint8_t* psq = files[v]->psq.data() + begin;
+    const auto n = static_cast<std::size_t>(end - begin);
+    bool bad = false;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::uint8_t code = kNcbiStdaaToCode[psq[k]];
+      out[k] = code;
+      bad |= code == kCodeInvalid;
+    }
+    if (!bad) return;
+    for (std::size_t k = 0; k < n; ++k) {
+      if (out[k] != kCodeInvalid) continue;
+      const std::uint64_t oid = volumes[v].first_oid + i;
+      const std::uint8_t raw = psq[k];
+      if (raw != 0) {
+        throw Error(ErrorKind::kFormat,
+                    fmt::format("residue code {} (not NCBIstdaa) in OID {} at position {}", raw, oid, k),
+                    files[v]->psq_path);
+      }
+      if (!options.gap_code) {
+        throw Error(ErrorKind::kInput,
+                    fmt::format("OID {} has a gap ('-', NCBIstdaa 0) at position {}, which warpsearch cannot "
+                                "score as blastp does; rebuild the database without '-' in the sequences",
+                                oid, k),
+                    files[v]->psq_path);
+      }
+      out[k] = *options.gap_code;
+    }
+  }
+
   void convert(std::size_t v, std::uint64_t i, std::vector<std::uint8_t>& out) const {
     const auto [begin, end] = seq_range(v, i);
-    const std::uint8_t* psq = files[v]->psq.data();
     out.resize(static_cast<std::size_t>(end - begin));
-    for (std::uint64_t k = begin; k < end; ++k) {
-      const std::uint8_t raw = psq[k];
-      std::uint8_t code = kNcbiStdaaToCode[raw];
-      if (code == kCodeInvalid) {
-        const std::uint64_t oid = volumes[v].first_oid + i;
-        if (raw != 0) {
-          throw Error(
-              ErrorKind::kFormat,
-              fmt::format("residue code {} (not NCBIstdaa) in OID {} at position {}", raw, oid, k - begin),
-              files[v]->psq_path);
-        }
-        if (!options.gap_code) {
-          throw Error(
-              ErrorKind::kInput,
-              fmt::format("OID {} has a gap ('-', NCBIstdaa 0) at position {}, which warpsearch cannot "
-                          "score as blastp does; rebuild the database without '-' in the sequences",
-                          oid, k - begin),
-              files[v]->psq_path);
-        }
-        code = *options.gap_code;
-      }
-      out[static_cast<std::size_t>(k - begin)] = code;
-    }
+    convert_into(v, i, out.data());
   }
 
   std::vector<BlastDefline> decode(std::size_t v, std::uint64_t i) const {
@@ -1155,6 +1165,18 @@ std::span<const std::uint8_t> BlastDb::ncbistdaa(std::uint64_t oid) const {
 void BlastDb::residues(std::uint64_t oid, std::vector<std::uint8_t>& out) const {
   const auto [v, i] = impl_->locate(oid);
   impl_->convert(v, i, out);
+}
+
+void BlastDb::residues(std::uint64_t oid, std::span<std::uint8_t> out) const {
+  const auto [v, i] = impl_->locate(oid);
+  const auto [begin, end] = impl_->seq_range(v, i);
+  if (out.size() != end - begin) {
+    throw Error(
+        ErrorKind::kInternal,
+        fmt::format("BlastDb::residues: OID {} has {} residues, not {}", oid, end - begin, out.size()),
+        impl_->name);
+  }
+  impl_->convert_into(v, i, out.data());
 }
 
 std::vector<BlastDefline> BlastDb::deflines(std::uint64_t oid) const {

@@ -242,6 +242,8 @@ class BlastDb {
   std::span<const std::uint8_t> ncbistdaa(std::uint64_t oid) const;
   // Our protein codes (replaces `out`).
   void residues(std::uint64_t oid, std::vector<std::uint8_t>& out) const;
+  // The same into out, which must hold exactly length(oid) codes (else Error(kInternal)).
+  void residues(std::uint64_t oid, std::span<std::uint8_t> out) const;
   // The decoded Blast-def-line-set (at least one defline).
   std::vector<BlastDefline> deflines(std::uint64_t oid) const;
   // Fills seq: name / description from the first defline (blast_defline_name), residues, no soft mask,

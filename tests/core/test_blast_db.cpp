@@ -599,6 +599,14 @@ TEST(BlastDb, MissingNucleotideAndGappedDatabases) {
   const BlastDb mapped = BlastDb::open(dir / "gap", options);
   mapped.residues(0, codes);
   EXPECT_EQ(codes[8], kProteinStop);
+  // The same into a caller's span (the blastp reader's contiguous batches), which must fit exactly.
+  std::vector<std::uint8_t> into(23);
+  mapped.residues(0, std::span<std::uint8_t>(into));
+  EXPECT_EQ(into, codes);
+  EXPECT_EQ(error_kind([&] { gap.residues(0, std::span<std::uint8_t>(into)); }, &message), ErrorKind::kInput);
+  EXPECT_NE(message.find("position 8"), std::string::npos) << message;
+  std::vector<std::uint8_t> wrong(5);
+  EXPECT_EQ(error_kind([&] { mapped.residues(0, std::span<std::uint8_t>(wrong)); }), ErrorKind::kInternal);
   EXPECT_NO_THROW(mapped.verify());
 
   // An existing FASTA file wins over NAME.pin; NAME.pin itself names the database; a packed database of
