@@ -12,14 +12,19 @@
 #include <bit>
 #include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <exception>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
+#include <thread>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -49,15 +54,21 @@ constexpr std::size_t kTaskResidues = 1u << 18;
 constexpr std::size_t kMaxSubjectLength = std::size_t{1} << 30;
 // The longest query: its diagonal array (a power of two >= length + window, 8 bytes a slot) stays <= 256 MiB.
 constexpr std::size_t kMaxQueryLength = std::size_t{1} << 24;
-// Threads decoding a batch of a BLAST+ or packed database.
-constexpr std::size_t kReadThreads = 8;
+// Threads decoding a batch of a BLAST+ or packed database: up to this many (the hardware's threads).
+constexpr std::size_t kMaxReadThreads = 16;
 // GPU seed stages (one stream each) per GPU.
 constexpr std::size_t kStagesPerGpu = 2;
 // With GPUs, a part of the database is read in at least this many batches (each of at least
 // kMinGpuBatchResidues, at most gpu_batch_residues): the GPU's first batches and the CPU's work on the last
-// one do not overlap, so a small part (one of several MPI ranks) in a few large batches waits longer.
-constexpr std::size_t kMinGpuBatches = 16;
+// one do not overlap, so a small part (one of several MPI ranks) in a few large batches waits longer; but
+// every batch also costs the GPU a fixed latency (the tails of its scan and screen launches), so more
+// batches slow a light search down (3 queries vs 453 M residues on an H200: 0.58 s with 16, 0.54 s with 8,
+// and 20 queries 6.47 s vs 6.07 s).
+constexpr std::size_t kMinGpuBatches = 8;
 constexpr std::size_t kMinGpuBatchResidues = std::size_t{4} << 20;
+// The reader thread reads ahead while fewer than this many residues wait in its queue (at least one batch
+// waits): the database is read while the GPUs start up and while earlier batches are searched.
+constexpr std::size_t kReadAheadResidues = std::size_t{512} << 20;
 // Query groups (GroupScanner): up to this many query residues share one lookup table and subject pass.
 constexpr std::size_t kGroupResidues = 1u << 14;
 constexpr std::size_t kGroupDiagonals = 1u << 18;
@@ -90,11 +101,101 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// A batch of database sequences; first_oid: database id of seqs[0].
+// A batch of database sequences; first_oid: database id of the first.
 struct Batch {
-  std::vector<Sequence> seqs;  // read by id: residues only
+  std::vector<Sequence> seqs;  // read from a sequence file: the records (empty when read by id)
+  // Read by id from a BLAST+ or packed database (names and deflines not read): the residues back to back,
+  // sequence i at [starts[i], starts[i + 1]) of packed (one allocation, filled in parallel).
+  std::unique_ptr<std::uint8_t[]> packed;
+  std::vector<std::uint64_t> starts;
   std::int64_t first_oid = 0;
-  bool by_id = false;  // from a BLAST+ or packed database by id (names and deflines not read)
+  bool by_id = false;
+
+  std::size_t size() const { return by_id ? starts.size() - 1 : seqs.size(); }
+  Residues residues(std::size_t i) const {
+    return by_id ? Residues(packed.get() + starts[i], starts[i + 1] - starts[i]) : Residues(seqs[i].residues);
+  }
+  std::size_t length(std::size_t i) const { return by_id ? starts[i + 1] - starts[i] : seqs[i].length(); }
+  std::size_t total() const {
+    if (by_id) return starts.back();
+    std::size_t n = 0;
+    for (const Sequence& s : seqs) n += s.length();
+    return n;
+  }
+};
+
+// Reads batches on its own thread ahead of the consumer, while fewer than `budget` residues wait (at least
+// one batch is read ahead). next() hands them over in order; nullptr at the end; an error of the reader is
+// rethrown by next() once the batches read before it are taken. The destructor stops and joins the thread
+// (a read in progress finishes first), so the reader never outlives what `read` refers to.
+class BatchReader {
+ public:
+  using ReadFn = std::function<bool(Batch&)>;  // fills the next batch; false at the end
+  BatchReader(ReadFn read, std::size_t budget)
+      : read_(std::move(read)), budget_(budget), thread_([this](std::stop_token stop) { loop(stop); }) {}
+  BatchReader(const BatchReader&) = delete;
+  BatchReader& operator=(const BatchReader&) = delete;
+  ~BatchReader() {
+    thread_.request_stop();
+    thread_.join();
+  }
+
+  // A new read-ahead budget (from the next read on).
+  void set_budget(std::size_t budget) {
+    const std::lock_guard lock(mutex_);
+    budget_ = budget;
+    ready_.notify_all();
+  }
+
+  std::unique_ptr<Batch> next() {
+    std::unique_lock lock(mutex_);
+    ready_.wait(lock, [this] { return !queue_.empty() || finished_; });
+    if (queue_.empty()) {
+      if (error_) std::rethrow_exception(error_);
+      return nullptr;
+    }
+    std::unique_ptr<Batch> b = std::move(queue_.front().first);
+    queued_ -= queue_.front().second;
+    queue_.pop_front();
+    ready_.notify_all();
+    return b;
+  }
+
+ private:
+  void loop(std::stop_token stop) {
+    try {
+      for (;;) {
+        {
+          std::unique_lock lock(mutex_);
+          ready_.wait(lock, stop, [this] { return queue_.empty() || queued_ < budget_; });
+        }
+        if (stop.stop_requested()) return;  // the consumer is gone
+        auto b = std::make_unique<Batch>();
+        if (!read_(*b)) break;
+        const std::size_t residues = b->total();
+        const std::lock_guard lock(mutex_);
+        queue_.emplace_back(std::move(b), residues);
+        queued_ += residues;
+        ready_.notify_all();
+      }
+    } catch (...) {
+      const std::lock_guard lock(mutex_);
+      error_ = std::current_exception();
+    }
+    const std::lock_guard lock(mutex_);
+    finished_ = true;
+    ready_.notify_all();
+  }
+
+  ReadFn read_;
+  std::size_t budget_;
+  std::mutex mutex_;
+  std::condition_variable_any ready_;
+  std::deque<std::pair<std::unique_ptr<Batch>, std::size_t>> queue_;  // (batch, residues)
+  std::size_t queued_ = 0;
+  bool finished_ = false;
+  std::exception_ptr error_;
+  std::jthread thread_;  // last: started once the members above exist
 };
 
 // Entries found per task: (query index, entry).
@@ -244,6 +345,7 @@ BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, c
   const std::vector<std::vector<std::size_t>>& group_queries = prepared.group_queries;
   const std::size_t nq = contexts.size();
   const std::size_t groups = group_contexts.size();
+  const auto t_scan = Clock::now();
   BlastpScanPart shard;
   shard.entries.resize(nq);
 
@@ -290,14 +392,19 @@ BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, c
                              next_oid + 1, name, length, kMaxSubjectLength),
                  db_path, line);
   };
+  const std::size_t read_threads =
+      std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, kMaxReadThreads);
   // Reads the next batch of about `want` residues (at least one sequence); false at the end.
   const auto read_batch = [&](std::size_t want, Batch& batch) {
     const auto t0 = Clock::now();
     batch.seqs.clear();
+    batch.packed.reset();
+    batch.starts.clear();
     batch.first_oid = next_oid;
     batch.by_id = db_size > 0;
     std::size_t residues = 0;
     if (batch.by_id) {
+      batch.starts.push_back(0);
       auto oid = static_cast<std::uint64_t>(next_oid);
       while (oid < shard_end && (residues < want || oid == static_cast<std::uint64_t>(next_oid))) {
         const std::uint64_t length = db_length(oid);
@@ -308,21 +415,32 @@ BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, c
           throw too_long(seq.name, seq.length(), 0);
         }
         residues += length;
+        batch.starts.push_back(residues);
         ++oid;
       }
-      batch.seqs.resize(oid - static_cast<std::uint64_t>(next_oid));
-      const std::size_t n = batch.seqs.size();
-      const std::size_t parts = std::min<std::size_t>(kReadThreads, n);
+      // Uninitialized: the decoding threads write every byte (first touch in parallel).
+      batch.packed.reset(new std::uint8_t[std::max<std::size_t>(residues, 1)]);
+      const std::size_t n = batch.size();
+      const std::size_t parts = std::min<std::size_t>(read_threads, n);
       std::vector<std::future<void>> decoded;
       for (std::size_t p = 0; p < parts; ++p)
         decoded.push_back(std::async(std::launch::async, [&, p] {
-          for (std::size_t i = n * p / parts; i < n * (p + 1) / parts; ++i) {
+          // Equal residue shares: part k starts at the first sequence that starts at or past its share.
+          const auto first_of = [&](std::size_t k) {
+            if (k == parts) return n;
+            const auto b = batch.starts.begin();
+            return static_cast<std::size_t>(
+                std::lower_bound(b, b + static_cast<std::ptrdiff_t>(n), residues * k / parts) - b);
+          };
+          const std::size_t first = first_of(p), last = first_of(p + 1);
+          for (std::size_t i = first; i < last; ++i) {
             const auto id = static_cast<std::uint64_t>(batch.first_oid) + i;
+            const std::span<std::uint8_t> out(batch.packed.get() + batch.starts[i], batch.length(i));
             if (blast_db != nullptr) {
-              blast_db->residues(id, batch.seqs[i].residues);
+              blast_db->residues(id, out);
             } else {
               const std::span<const std::uint8_t> r = packed_db->residues(id);
-              batch.seqs[i].residues.assign(r.begin(), r.end());
+              std::copy(r.begin(), r.end(), out.begin());
             }
           }
         }));
@@ -358,7 +476,8 @@ BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, c
       }
     }
     timings.read += seconds_since(t0);
-    return !batch.seqs.empty();
+    timings.read_at = seconds_since(t_scan);
+    return batch.size() > 0;
   };
   // The defline of subject i of a batch (read now for a batch read by id).
   const auto defline_at = [&](const Batch& batch, std::size_t i) {
@@ -375,7 +494,7 @@ BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, c
     std::vector<std::size_t> chunk_begin{0};
     std::size_t acc = 0;
     for (std::size_t i = 0; i < subjects.size(); ++i) {
-      acc += batch.seqs[subjects[i]].length() + 1;
+      acc += batch.length(subjects[i]) + 1;
       if (acc >= kTaskResidues && i + 1 < subjects.size()) {
         chunk_begin.push_back(i + 1);
         acc = 0;
@@ -395,7 +514,7 @@ BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, c
         GroupScanner scanner(group_contexts[g]);
         for (std::size_t k = chunk_begin[c]; k < chunk_begin[c + 1]; ++k) {
           const std::size_t i = subjects[k];
-          scanner.run(batch.seqs[i].residues, task_counts[base + t], subject_out);
+          scanner.run(batch.residues(i), task_counts[base + t], subject_out);
           for (auto& [q, prelim] : subject_out)
             found[base + t].emplace_back(group_queries[g][q], make_entry(batch, i, std::move(prelim)));
         }
@@ -416,54 +535,67 @@ BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, c
       for (const PrelimEntry& e : selections[q].entries) held.insert(e.list.oid);
     for (auto it = kept.begin(); it != kept.end();)
       it = held.contains(it->first) ? std::next(it) : kept.erase(it);
-    for (std::size_t i = 0; i < batch.seqs.size(); ++i) {
+    for (std::size_t i = 0; i < batch.size(); ++i) {
       const std::int64_t oid = batch.first_oid + static_cast<std::int64_t>(i);
       if (!held.contains(oid)) continue;
       BlastpSubject& subject = kept[oid];
       subject.defline = defline_at(batch, i);
-      subject.residues = std::move(batch.seqs[i].residues);
+      if (batch.by_id) {
+        const Residues r = batch.residues(i);
+        subject.residues.assign(r.begin(), r.end());
+      } else {
+        subject.residues = std::move(batch.seqs[i].residues);
+      }
     }
   };
 
-  if (options.gpus.empty()) {
-    Batch batch;
+  // The batches are read on a reader thread ahead of the search (BatchReader), from now on: with GPUs the
+  // database is read while they start up (options.resolve_gpus) and the stages are set up. Batches are
+  // sized for the GPUs when they may be used; the results do not depend on the size.
+  const bool may_use_gpus = !options.gpus.empty() || static_cast<bool>(options.resolve_gpus);
+  const std::size_t part_residues =
+      static_cast<std::size_t>(totals.length) / static_cast<std::size_t>(shard_count);
+  const std::size_t batch_residues =
+      may_use_gpus ? std::min(options.gpu_batch_residues,
+                              std::max(kMinGpuBatchResidues, part_residues / kMinGpuBatches))
+                   : options.batch_residues;
+  BatchReader reader([&](Batch& b) { return read_batch(batch_residues, b); },
+                     std::max(kReadAheadResidues, batch_residues));
+  const auto since_scan = [&t_scan] { return seconds_since(t_scan); };
+  std::vector<int> gpus = options.gpus;
+  if (options.resolve_gpus) {
+    gpus = options.resolve_gpus();
+    timings.devices_at = since_scan();
+  }
+
+  if (gpus.empty()) {
+    // The CPU stages take longer than reading: a batch read ahead is enough.
+    reader.set_budget(batch_residues);
     std::vector<std::size_t> all;
-    while (read_batch(options.batch_residues, batch)) {
+    while (std::unique_ptr<Batch> batch = reader.next()) {
       const auto t0 = Clock::now();
-      all.resize(batch.seqs.size());
+      all.resize(batch->size());
       for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
       Found found;
       std::vector<SearchCounts> task_counts;
-      cpu_seed(batch, all, found, task_counts);
-      absorb(batch, found, task_counts);
+      cpu_seed(*batch, all, found, task_counts);
+      absorb(*batch, found, task_counts);
       timings.seed += seconds_since(t0);
     }
+    timings.seeds_at = since_scan();
   } else {
 #ifdef WARPSEARCH_HAVE_CUDA
-    // The next batch is read on its own thread while this one waits for the GPUs and works on their output;
-    // the first one is read while the GPU stages are set up.
-    const std::size_t part_residues =
-        static_cast<std::size_t>(totals.length) / static_cast<std::size_t>(shard_count);
-    const std::size_t batch_residues =
-        std::min(options.gpu_batch_residues, std::max(kMinGpuBatchResidues, part_residues / kMinGpuBatches));
-    const auto read_next = [&] {
-      return std::async(std::launch::async, [&] {
-        auto b = std::make_unique<Batch>();
-        if (!read_batch(batch_residues, *b)) b.reset();
-        return b;
-      });
-    };
-    std::future<std::unique_ptr<Batch>> next = read_next();
     const auto t_setup = Clock::now();
     std::vector<const QueryContext*> active_contexts;
     for (const std::size_t q : active) active_contexts.push_back(&*contexts[q]);
     // kStagesPerGpu stages (streams) per GPU, so that one batch's scan overlaps another's grouping, screen
     // and transfers, and the tails of the per-query launches fill up.
-    const std::size_t devices = options.gpus.size() * kStagesPerGpu;
+    const std::size_t devices = gpus.size() * kStagesPerGpu;
     std::vector<std::unique_ptr<GpuStage>> stages(devices);
     for (std::size_t d = 0; d < devices; ++d)
-      stages[d] = std::make_unique<GpuStage>(active_contexts, options.gpus[d % options.gpus.size()]);
+      stages[d] = std::make_unique<GpuStage>(active_contexts, gpus[d % gpus.size()]);
     timings.setup += seconds_since(t_setup);
+    timings.stages_at = since_scan();
     struct InFlight {
       std::unique_ptr<Batch> batch;
       std::future<StageOutput> output;  // destroyed (waited for) before the batch it reads
@@ -498,31 +630,33 @@ BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, c
             const auto first = out.hsps.begin() + pair.first;
             ungapped.assign(first, first + pair.count);
             std::vector<PrelimHsp> prelim =
-                preliminary_hsps(*contexts[q], batch.seqs[pair.subject].residues, ungapped, task_counts[t]);
+                preliminary_hsps(*contexts[q], batch.residues(pair.subject), ungapped, task_counts[t]);
             if (!prelim.empty()) found[t].emplace_back(q, make_entry(batch, pair.subject, std::move(prelim)));
           }
         }
       });
       std::vector<std::size_t> long_subjects;
-      for (std::size_t i = 0; i < batch.seqs.size(); ++i)
-        if (batch.seqs[i].length() > kGpuMaxSubjectLength) long_subjects.push_back(i);
+      for (std::size_t i = 0; i < batch.size(); ++i)
+        if (batch.length(i) > kGpuMaxSubjectLength) long_subjects.push_back(i);
       if (!long_subjects.empty()) cpu_seed(batch, long_subjects, found, task_counts);
       task_counts.push_back(out.counts);
       absorb(batch, found, task_counts);
       timings.prelim += seconds_since(t1);
     };
     std::size_t next_device = 0;
-    for (;;) {
-      std::unique_ptr<Batch> batch = next.get();
-      if (!batch) break;
-      next = read_next();
+    while (std::unique_ptr<Batch> batch = reader.next()) {
       const std::size_t d = next_device++ % devices;
       const Batch* b = batch.get();
       std::future<StageOutput> output = std::async(std::launch::async, [&stages, &locks, d, b] {
         const std::lock_guard lock(locks[d]);
-        std::vector<Residues> subjects(b->seqs.size());
-        for (std::size_t i = 0; i < subjects.size(); ++i) subjects[i] = b->seqs[i].residues;
         StageOutput o;
+        if (b->by_id) {  // back to back already: uploaded as it is
+          stages[d]->run(std::span<const std::uint8_t>(b->packed.get(), b->starts.back()), b->starts, false,
+                         o);
+          return o;
+        }
+        std::vector<Residues> subjects(b->size());
+        for (std::size_t i = 0; i < subjects.size(); ++i) subjects[i] = b->residues(i);
         stages[d]->run(subjects, false, o);
         return o;
       });
@@ -530,10 +664,13 @@ BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, c
       if (inflight.size() > devices) finish_front();
     }
     while (!inflight.empty()) finish_front();
+    timings.seeds_at = since_scan();
     for (const auto& stage : stages) {
       const GpuStage::Stats st = stage->stats();
       timings.gpu_scan += st.scan_s;
       timings.gpu_screen += st.screen_s;
+      timings.gpu_upload += st.upload_s;
+      timings.gpu_download += st.download_s;
     }
 #else
     throw Error(ErrorKind::kGpu,

@@ -12,20 +12,23 @@
 //   BlastpRunResult     all queries' results + the subjects they refer to + counters
 //   blastp_run          the search
 //
-// Data flow: the database is read once per call, in batches of about batch_residues residues. Each batch
-// is split into (query, subject range) tasks that run the scan, ungapped and preliminary gapped stages
+// Data flow: the database is read once per call, in batches of about batch_residues residues, by a
+// reader thread that reads ahead of the search (while fewer than 512 Mi residues wait). Each batch is
+// split into (query, subject range) tasks that run the scan, ungapped and preliminary gapped stages
 // (search.hpp stages 1-4). Each query keeps its preliminary hit lists in a bounded selection with
 // compare_hit_lists' total order (best prelim_hitlist_size lists), so the selection never depends on the
 // order in which batches or tasks finish. The residues of subjects that are in some query's current
 // selection are kept (copied for a sequence file; a database is re-read by id); when the scan ends, the
 // traceback stage (or the composition-based redo) runs per (query, subject) on the pool, and the final
-// hit lists are selected per query. Memory: the queries, one batch, and the selected subjects.
+// hit lists are selected per query. Memory: the queries, the batches read ahead and the one searched, and
+// the selected subjects.
 //
-// With GPUs (options.gpus): batches of gpu_batch_residues go round robin to two GpuStages per device (one
-// host thread and one CUDA stream each, the queries' tables resident), one batch in flight per stage, while
-// a reader thread reads the next batch and the host runs, on the pool, preliminary_hsps for the pairs the
-// GPU screen passed on (ScreenResult::kFull) and the CPU scan for subjects too long for the GPU; then the
-// same selection. Memory: up to 2 x devices + 2 batches.
+// With GPUs (options.gpus, or options.resolve_gpus, called once the reader has started so that the
+// database is read while the devices start up): batches of gpu_batch_residues go round robin to two
+// GpuStages per device (one host thread and one CUDA stream each, the queries' tables resident), one batch
+// in flight per stage, while the host runs, on the pool, preliminary_hsps for the pairs the GPU screen
+// passed on (ScreenResult::kFull) and the CPU scan for subjects too long for the GPU; then the same
+// selection. Memory: up to 2 x devices batches in flight + the read-ahead.
 //
 // Determinism: every per-(query, subject) computation is a pure function of the query, the subject and
 // the totals; selection uses a total order; so any thread count, batch size and MPI rank count give
@@ -39,6 +42,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -86,7 +90,10 @@ struct BlastpRunOptions {
   // CUDA devices for the seed stages (gpu_stage.hpp: word hits, two-hit, ungapped, preliminary screen);
   // empty: everything on the CPU. Results are identical either way. Needs a CUDA build (else kGpu).
   std::vector<int> gpus;
-  // Batch size when gpus is not empty: at most this, and smaller for a small database or part (at least 16
+  // When set, called once (on the calling thread) after the database reader has started, and its result
+  // replaces gpus: the database is read while the devices start up (the CLI probes them in the background).
+  std::function<std::vector<int>()> resolve_gpus;
+  // Batch size when GPUs may be used: at most this, and smaller for a small database or part (at least 8
   // batches of at least 4 Mi residues), so that the GPU and the CPU work overlap.
   std::size_t gpu_batch_residues = 64u << 20;
   // MPI ranks sharing the search (warpsearch/dist.hpp; nullptr or one rank: this process alone). Every rank
@@ -109,8 +116,16 @@ struct BlastpTimings {
   double total = 0;
   double gpu_scan = 0;              // GPU kernel time of the scan (sum over devices)
   double gpu_screen = 0;            // GPU time of sorting, grouping and screening
+  double gpu_upload = 0;            // host: putting batches on the devices (sum over stages)
+  double gpu_download = 0;          // host: unpacking the stages' results (sum over stages)
   std::int64_t gpu_pairs = 0;       // (query, subject) pairs with saved ungapped HSPs
   std::int64_t gpu_full_pairs = 0;  // ... passed to the CPU's preliminary stage
+  // When each step of the scan ended, seconds after it began (the last scan of the call): resolve_gpus
+  // returned, the GPU stages were set up, the last batch was read, the last batch's seeds were selected.
+  double devices_at = 0;
+  double stages_at = 0;
+  double read_at = 0;
+  double seeds_at = 0;
 };
 
 struct BlastpSubject {

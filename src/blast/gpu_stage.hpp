@@ -98,6 +98,11 @@ class GpuStage {
   // the caller scans them on the CPU). Equal to stage_reference(queries, subjects, keep_all,
   // kStageScreenCapacity) for the other subjects. One host thread at a time per stage.
   void run(std::span<const Residues> subjects, bool keep_all, StageOutput& out);
+  // The same for a batch stored back to back: subject i is residues[starts[i], starts[i + 1]) (starts[0] = 0,
+  // starts.back() = residues.size(), else Error(kInternal)). Uploaded from that memory as it is (no packing
+  // copy, no pinned buffers of batch size).
+  void run(std::span<const std::uint8_t> residues, std::span<const std::uint64_t> starts, bool keep_all,
+           StageOutput& out);
 
   struct Stats {
     double upload_s = 0;    // host: packing and copying subjects to the device

@@ -493,7 +493,8 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   // (GlobalOptions::resolve_devices, select_local_devices: only its share is probed).
   // The GPUs are probed (driver and context start-up: a few hundred ms) while the database totals and the
   // first queries are read; an invalid --device value is reported now.
-  if (!parse_device_mode(global.device))
+  const std::optional<DeviceMode> device_mode = parse_device_mode(global.device);
+  if (!device_mode)
     throw Error(ErrorKind::kUsage, fmt::format("--device {}: expected auto, cpu or gpu", global.device));
   std::future<DeviceSelection> device_probe =
       std::async(std::launch::async, [&global] { return global.resolve_devices(); });
@@ -547,14 +548,20 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
       }
     }
   };
-  const auto probe_devices = [&] {
-    if (!device_probe.valid()) return;
-    const DeviceSelection devices = device_probe.get();
-    std::vector<int> ids;
-    if (devices.use_gpu)
-      for (const DeviceInfo& d : devices.devices) ids.push_back(d.id);
-    run.gpus = ids;
+  // The probe's GPUs (waits for it the first time). blastp_run calls this once its database reader has
+  // started, so that the database is read while the devices start up.
+  std::optional<std::vector<int>> gpu_ids;
+  const auto probe_devices = [&]() -> std::vector<int> {
+    if (!gpu_ids) {
+      const DeviceSelection devices = device_probe.get();
+      gpu_ids.emplace();
+      if (devices.use_gpu)
+        for (const DeviceInfo& d : devices.devices) gpu_ids->push_back(d.id);
+    }
+    return *gpu_ids;
   };
+  if (*device_mode != DeviceMode::kCpu) run.resolve_gpus = probe_devices;
+  const auto gpu_count = [&] { return gpu_ids ? gpu_ids->size() : std::size_t{0}; };
   // A batch's output text, HSP count and stderr messages (timing, warnings); first: the 0-based number of
   // its first query in the query file.
   const auto format_batch = [&](const std::vector<blast::BlastpQuery>& batch,
@@ -567,10 +574,15 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
           "timing: setup {:.3f} s\ntiming: read {:.3f} s\ntiming: seed {:.3f} s\ntiming: prelim {:.3f} s\n"
           "timing: traceback {:.3f} s\ntiming: batch_total {:.3f} s\n",
           t.setup, t.read, t.seed, t.prelim, t.traceback, t.total);
-      if (!run.gpus.empty())
+      if (gpu_count() > 0)
         b.messages += fmt::format(
-            "timing: gpu_scan {:.3f} s\ntiming: gpu_screen {:.3f} s\ntiming: gpu pairs {} (to the CPU: {})\n",
-            t.gpu_scan, t.gpu_screen, t.gpu_pairs, t.gpu_full_pairs);
+            "timing: gpu_scan {:.3f} s\ntiming: gpu_screen {:.3f} s\ntiming: gpu_upload {:.3f} s\n"
+            "timing: gpu_download {:.3f} s\ntiming: gpu pairs {} (to the CPU: {})\n",
+            t.gpu_scan, t.gpu_screen, t.gpu_upload, t.gpu_download, t.gpu_pairs, t.gpu_full_pairs);
+      b.messages += fmt::format(
+          "timing: scan steps (s after the scan began): devices {:.3f}, GPU stages {:.3f}, last read {:.3f}, "
+          "last seeds {:.3f}\n",
+          t.devices_at, t.stages_at, t.read_at, t.seeds_at);
     }
     b.text = writer->batch(batch, result);
     for (std::size_t q = 0; q < result.queries.size(); ++q) {
@@ -595,11 +607,11 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
     if (!query_split) {
       // One process, or the database split over the ranks (blastp_run with run.comm): rank 0 gets the hits.
       std::vector<blast::BlastpQuery> batch;
-      dist::agree(comm, [&] {
-        read_batch(batch);
-        probe_devices();
-      });
+      dist::agree(comm, [&] { read_batch(batch); });
       const blast::BlastpRunResult result = blast::blastp_run(batch, target, totals, run);
+      // The probe's errors (--device gpu without a usable GPU) also when blastp_run had no database to
+      // scan (no searchable query) and so did not call it.
+      dist::agree(comm, [&] { probe_devices(); });
       if (o.timing && comm.size() > 1) {
         // Every rank's phases (rank 0's are also the batch's own timing lines): where a run's time goes.
         const blast::BlastpTimings& t = result.timings;
@@ -633,7 +645,8 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
           mine_first = first;
         }
       }
-      probe_devices();
+      run.gpus = probe_devices();
+      run.resolve_gpus = nullptr;
     });
     std::optional<BatchOutput> own;
     std::vector<dist::Bytes> parts = dist::exchange(comm, [&] {
@@ -652,15 +665,18 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   if (!comm.is_root()) return;
   out->write(writer->footer(queries));
   out->commit();
+  if (o.timing)
+    fmt::print(stderr, "timing: command {:.3f} s (from reading the options to the output's commit)\n",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 
   if (!global.quiet && o.out != "-") {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    fmt::print(
-        stderr, "blastp: {} quer{} vs {} subject{} ({} residues): {} HSP{} in {:.2f} s on {} thread{}{}\n",
-        queries, queries == 1 ? "y" : "ies", totals.sequences, totals.sequences == 1 ? "" : "s",
-        totals.length, hits, hits == 1 ? "" : "s", seconds, run.threads, run.threads == 1 ? "" : "s",
-        run.gpus.empty() ? std::string()
-                         : fmt::format(" and {} GPU{}", run.gpus.size(), run.gpus.size() == 1 ? "" : "s"));
+    fmt::print(stderr,
+               "blastp: {} quer{} vs {} subject{} ({} residues): {} HSP{} in {:.2f} s on {} thread{}{}\n",
+               queries, queries == 1 ? "y" : "ies", totals.sequences, totals.sequences == 1 ? "" : "s",
+               totals.length, hits, hits == 1 ? "" : "s", seconds, run.threads, run.threads == 1 ? "" : "s",
+               gpu_count() == 0 ? std::string()
+                                : fmt::format(" and {} GPU{}", gpu_count(), gpu_count() == 1 ? "" : "s"));
   }
 }
 

@@ -246,14 +246,66 @@ TEST(EnginePackedDb, SameResultsAsFasta) {
   options.threads = 2;
   const std::vector<BlastpQuery> qs = to_queries(queries);
   const BlastpRunResult a = blastp_run(qs, fasta, t_fasta, options);
-  const BlastpRunResult b = blastp_run(qs, packed, t_packed, options);
-  std::size_t hits = 0;
-  for (std::size_t q = 0; q < queries.size(); ++q) {
-    expect_same_hits(a.queries[q].hits, b.queries[q].hits, fmt::format("query {}", q));
-    hits += a.queries[q].hits.size();
+  // A packed database is read by id into contiguous batches, decoded in parallel shares: one batch, batches
+  // of one sequence, batches of a few; and with resolve_gpus (called once, no GPUs: the CPU path with
+  // GPU-sized batches read ahead).
+  for (const std::size_t batch : {std::size_t{1} << 24, std::size_t{1}, std::size_t{700}, std::size_t{0}}) {
+    BlastpRunOptions o = options;
+    int resolved = 0;
+    if (batch == 0) {
+      o.resolve_gpus = [&resolved] {
+        ++resolved;
+        return std::vector<int>{};
+      };
+      o.gpu_batch_residues = 900;
+    } else {
+      o.batch_residues = batch;
+    }
+    const BlastpRunResult b = blastp_run(qs, packed, t_packed, o);
+    if (batch == 0) {
+      EXPECT_EQ(resolved, 1);
+    }
+    std::size_t hits = 0;
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+      expect_same_hits(a.queries[q].hits, b.queries[q].hits, fmt::format("batch {} query {}", batch, q));
+      hits += a.queries[q].hits.size();
+    }
+    EXPECT_GT(hits, 0U);
+    for (const auto& [oid, s] : a.subjects) {
+      EXPECT_EQ(s.defline, b.subjects.at(oid).defline);
+      EXPECT_EQ(s.residues, b.subjects.at(oid).residues);
+    }
   }
-  EXPECT_GT(hits, 0U);
-  for (const auto& [oid, s] : a.subjects) EXPECT_EQ(s.defline, b.subjects.at(oid).defline);
+}
+
+// An error in a late record while the reader thread reads ahead: the run fails with the record's line.
+TEST(EngineLimits, BadSubjectReadAheadIsAnInputErrorWithItsLine) {
+  std::mt19937 rng(5);
+  std::vector<Record> queries, subjects;
+  make_data(rng, queries, subjects);
+  test::TempDir dir("ws_engine_bad");
+  const std::string db = (dir.path() / "db.fa").string();
+  write_fasta(subjects, db, 1000);                          // one line per record
+  const DatabaseTotals totals = database_totals(db, true);  // of the good records: the bad one is read late
+  {
+    std::ofstream f(db, std::ios::app);
+    f << ">bad\nMKV1LA\n";
+  }
+  const std::string line = fmt::format("db.fa:{}", 2 * subjects.size() + 2);
+  for (const std::size_t batch : {std::size_t{1}, std::size_t{1} << 24}) {
+    BlastpRunOptions options;
+    options.batch_residues = batch;
+    options.resolve_gpus = [] { return std::vector<int>{}; };
+    options.gpu_batch_residues = batch;
+    try {
+      blastp_run(to_queries(queries), db, totals, options);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kFormat) << e.what();
+      EXPECT_NE(std::string(e.what()).find(line), std::string::npos)
+          << e.what() << " (expected " << line << ")";
+    }
+  }
 }
 
 TEST(EngineTotals, DbAndSubjectModes) {

@@ -4,7 +4,8 @@
 //
 // Contents: random proteins with planted similar regions (many HSPs per pair, restricted-alignment redos,
 // X runs, subjects shorter than a word), several option sets (BLOSUM62 word 3, word 2, BLOSUM45 window
-// 60, -evalue 1e-5 / 1000), one stage reused over several batches and a batch with a single subject;
+// 60, -evalue 1e-5 / 1000), one stage reused over several batches and a batch with a single subject; a
+// batch of 300,000 subjects (hundreds per warp: the running diagonal offset and its clears);
 // real UniProt queries (including the longest of the 500) against DB20k records; blastp_run with one GPU
 // (and with the GPU listed twice: two stages on one device) == blastp_run on the CPU for -comp_based_stats
 // 0 and 2, hits and counts, on a planted database.
@@ -30,6 +31,7 @@
 #include "temp_dir.hpp"
 #include "testdata.hpp"
 #include "warpsearch/alphabet.hpp"
+#include "warpsearch/error.hpp"
 #include "warpsearch/gpu.hpp"
 
 namespace warpsearch::blast {
@@ -63,6 +65,18 @@ std::vector<QueryContext> make_contexts(const std::vector<Codes>& queries, const
   return out;
 }
 
+// The subjects back to back (the run overload for contiguous batches).
+struct Packed {
+  std::vector<std::uint8_t> residues;
+  std::vector<std::uint64_t> starts{0};
+  explicit Packed(std::span<const Residues> subjects) {
+    for (const Residues& r : subjects) {
+      residues.insert(residues.end(), r.begin(), r.end());
+      starts.push_back(residues.size());
+    }
+  }
+};
+
 void expect_same(const StageOutput& gpu, const StageOutput& cpu) {
   ASSERT_EQ(gpu.pairs.size(), cpu.pairs.size());
   for (std::size_t k = 0; k < cpu.pairs.size(); ++k) ASSERT_EQ(gpu.pairs[k], cpu.pairs[k]) << "pair " << k;
@@ -94,6 +108,10 @@ void check_set(const Set& set, const BlastpOptions& options, int device, bool ke
     stage.run(part, keep_all, gpu);
     const StageOutput cpu = stage_reference(ptrs, part, keep_all, kStageScreenCapacity);
     expect_same(gpu, cpu);
+    const Packed packed(part);
+    StageOutput gpu_packed;
+    stage.run(packed.residues, packed.starts, keep_all, gpu_packed);
+    expect_same(gpu_packed, cpu);
     if (part.size() == subjects.size()) {
       EXPECT_GT(cpu.counts.ungapped_saved, 0);
       const auto full = std::count_if(cpu.pairs.begin(), cpu.pairs.end(),
@@ -146,6 +164,41 @@ TEST(BlastGpuStage, SingleSubjectBatches) {
     stage.run(std::span<const Residues>(&r, 1), true, gpu);
     expect_same(gpu, stage_reference(ptrs, std::span<const Residues>(&r, 1), true, kStageScreenCapacity));
   }
+}
+
+// Hundreds of subjects per warp, so that the running diagonal offset passes the 16-bit entries' bound
+// (and the table is cleared) many times within a launch, with stale entries on the diagonals of later
+// hits: short planted subjects, runs of subjects near the 16-bit limit, and a few for the 32-bit variant.
+TEST(BlastGpuStage, ManySubjectsPerWarpEqualReference) {
+  REQUIRE_GPU(device);
+  std::mt19937_64 rng(2311);
+  Set set;
+  for (int i = 0; i < 3; ++i) set.queries.push_back(test::random_protein(rng, 100 + rng() % 400));
+  for (int i = 0; i < 300000; ++i) {
+    const std::size_t n = i % 5000 < 6 ? 15000 + rng() % 1400 : i % 7919 == 0 ? 17000 : 25 + rng() % 90;
+    Codes s = test::random_protein(rng, n);
+    if (rng() % 3 == 0) test::plant(rng, set.queries[rng() % 3], s, static_cast<int>(rng() % 40));
+    set.subjects.push_back(std::move(s));
+  }
+  BlastpOptions options;
+  std::int64_t db_length = 0;
+  for (const Codes& c : set.subjects) db_length += static_cast<std::int64_t>(c.size());
+  const std::vector<QueryContext> contexts =
+      make_contexts(set.queries, options, db_length, static_cast<std::int64_t>(set.subjects.size()));
+  std::vector<const QueryContext*> ptrs;
+  for (const QueryContext& c : contexts) ptrs.push_back(&c);
+  const std::vector<Residues> subjects(set.subjects.begin(), set.subjects.end());
+  GpuStage stage(ptrs, device);
+  const Packed packed(subjects);
+  StageOutput gpu;
+  stage.run(packed.residues, packed.starts, true, gpu);
+  const StageOutput cpu = stage_reference(ptrs, subjects, true, kStageScreenCapacity);
+  EXPECT_GT(cpu.pairs.size(), 10000U);
+  expect_same(gpu, cpu);
+  // Starts that do not describe the residues: an internal error, not a wrong search.
+  std::vector<std::uint64_t> bad = packed.starts;
+  bad.back() += 1;
+  EXPECT_THROW(stage.run(packed.residues, bad, true, gpu), Error);
 }
 
 TEST(BlastGpuStage, RealProteinsEqualReference) {

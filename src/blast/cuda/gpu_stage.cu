@@ -79,10 +79,11 @@ __host__ __device__ inline bool hsp_before(const UngappedHsp& a, const UngappedH
 
 // Dynamic shared memory: the 32 x 32 score table, the presence bits (word size <= 3), then one diagonal
 // table per warp.
-// Entry: the diagonal table's element. std::int32_t: BLAST's running offset (no clearing between subjects),
-// for the subjects longer than short_limit. std::int16_t: half the shared memory (twice the warps for long
-// queries), the table cleared before every subject (offset = window), for the subjects of at most
-// short_limit residues, whose entries (2 (n + window) + 1 at most) fit.
+// Entry: the diagonal table's element; both use BLAST's running offset (no clearing between subjects until
+// the offset nears the entry's range). std::int32_t: for the subjects longer than short_limit.
+// std::int16_t: half the shared memory (twice the warps for long queries), for the subjects of at most
+// short_limit residues, whose entries (2 (offset + n) - 1 at most, offset + n <= short_limit + window)
+// fit; the table is cleared whenever the next subject would pass that bound.
 template <class Entry>
 __global__ void scan_kernel(DevQuery q, std::int32_t short_limit, std::uint32_t query_index,
                             const std::uint8_t* __restrict__ residues,
@@ -123,7 +124,12 @@ __global__ void scan_kernel(DevQuery q, std::int32_t short_limit, std::uint32_t 
     if (kShort != (static_cast<std::int64_t>(length64) <= short_limit)) continue;  // the other variant's
     const auto n = static_cast<std::int32_t>(length64);
     const std::uint8_t* subject = residues + begin;
-    if (kShort || offset + n + window >= kOffsetLimit) {  // s_BlastDiagClear (31-bit entries: early enough)
+    // s_BlastDiagClear when the running offset would overflow an entry: 31-bit entries early enough;
+    // 16-bit entries hold (last << 1 | flag) with last < offset + n, which stays <= short_limit + window
+    // (so every subject of at most short_limit residues fits after a clear). Entries of earlier subjects
+    // are at least `window` behind every position of this one, so they act as fresh entries.
+    if (kShort ? offset + n > static_cast<std::int64_t>(short_limit) + window
+               : offset + n + window >= kOffsetLimit) {
       __syncwarp();
       for (std::uint32_t i = static_cast<std::uint32_t>(lane); i < entries; i += kWarp) diag[i] = fresh;
       __syncwarp();
@@ -340,6 +346,21 @@ struct GpuStage::Impl {
 
   void upload_queries();
   void run(std::span<const Residues> subjects, bool keep_all, StageOutput& out);
+  void run_packed(std::span<const std::uint8_t> residues, std::span<const std::uint64_t> starts,
+                  bool keep_all, StageOutput& out);
+  // Subjects of at most short_subject_limit() residues use 16-bit diagonal entries (see scan_kernel); the
+  // callers say which variants have subjects.
+  std::int32_t short_subject_limit() const { return window <= 16000 ? 16383 - window : -1; }
+  template <class Length>
+  void variants(std::size_t n, Length length, bool& any_short, bool& any_long) const {
+    any_short = any_long = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t l = length(i);
+      if (l > kGpuMaxSubjectLength) continue;
+      (static_cast<std::int64_t>(l) <= short_subject_limit() ? any_short : any_long) = true;
+    }
+  }
+  void search(bool keep_all, bool any_short, bool any_long, StageOutput& out);
   template <class Entry>
   void launch_scan(std::size_t qi, std::int32_t short_limit, int presence_shared, std::size_t counter);
 };
@@ -468,6 +489,13 @@ void GpuStage::run(std::span<const Residues> subjects, bool keep_all, StageOutpu
   impl_->run(subjects, keep_all, out);
 }
 
+void GpuStage::run(std::span<const std::uint8_t> residues, std::span<const std::uint64_t> starts,
+                   bool keep_all, StageOutput& out) {
+  gpu::DeviceGuard guard(impl_->device);
+  impl_->run_packed(residues, starts, keep_all, out);
+}
+
+// Subjects given one by one: packed back to back into pinned memory, uploaded, searched.
 void GpuStage::Impl::run(std::span<const Residues> subjects, bool keep_all, StageOutput& out) {
   out = StageOutput{};
   const std::size_t ns = subjects.size();
@@ -476,9 +504,6 @@ void GpuStage::Impl::run(std::span<const Residues> subjects, bool keep_all, Stag
   if (ns >= (std::size_t{1} << 32) - 1)
     throw Error(ErrorKind::kInternal, "GpuStage: too many subjects in a batch");
   const auto t0 = std::chrono::steady_clock::now();
-  ++stats.batches;
-
-  // Subjects: packed back to back into pinned memory, uploaded.
   std::size_t total = 0;
   for (const Residues& s : subjects) total += s.size();
   ensure(h_residues, std::max<std::size_t>(total, 1));
@@ -497,17 +522,45 @@ void GpuStage::Impl::run(std::span<const Residues> subjects, bool keep_all, Stag
   d_offsets.upload_async(std::span<const std::uint64_t>(h_offsets.data(), ns + 1), stream);
   stream.synchronize();
   stats.upload_s += seconds_since(t0);
+  bool any_short = false, any_long = false;
+  variants(
+      ns, [&](std::size_t i) { return subjects[i].size(); }, any_short, any_long);
+  search(keep_all, any_short, any_long, out);
+}
 
+// A batch already back to back (the blastp reader's): uploaded from the caller's (pageable) memory as it
+// is, without a packing copy or pinned staging buffers of batch size.
+void GpuStage::Impl::run_packed(std::span<const std::uint8_t> residues, std::span<const std::uint64_t> starts,
+                                bool keep_all, StageOutput& out) {
+  out = StageOutput{};
+  if (starts.empty() || starts.front() != 0 || starts.back() != residues.size())
+    throw Error(ErrorKind::kInternal, "GpuStage::run: the starts do not match the residues");
+  const std::size_t ns = starts.size() - 1;
+  batch_subjects = ns;
+  if (queries.empty() || ns == 0) return;
+  if (ns >= (std::size_t{1} << 32) - 1)
+    throw Error(ErrorKind::kInternal, "GpuStage: too many subjects in a batch");
+  const auto t0 = std::chrono::steady_clock::now();
+  ensure(d_residues, std::max<std::size_t>(residues.size(), 1));
+  ensure(d_offsets, ns + 1);
+  d_residues.upload_async(residues, stream);
+  d_offsets.upload_async(starts, stream);
+  stream.synchronize();
+  stats.upload_s += seconds_since(t0);
+  bool any_short = false, any_long = false;
+  variants(
+      ns, [&](std::size_t i) { return starts[i + 1] - starts[i]; }, any_short, any_long);
+  search(keep_all, any_short, any_long, out);
+}
+
+// The stage for the batch on the device (d_residues, d_offsets, batch_subjects).
+void GpuStage::Impl::search(bool keep_all, bool any_short, bool any_long, StageOutput& out) {
+  const std::size_t ns = batch_subjects;
+  ++stats.batches;
   // Scan: one launch per query; rerun with a larger buffer if the HSPs did not fit.
   const std::size_t nq = queries.size();
   ensure(d_next, 2 * nq);
-  // Subjects of at most short_limit residues use 16-bit diagonal entries (see scan_kernel).
-  const std::int32_t short_limit = window <= 16000 ? 16383 - window : -1;
-  bool any_short = false, any_long = false;
-  for (const Residues& r : subjects) {
-    if (r.size() > kGpuMaxSubjectLength) continue;
-    (static_cast<std::int64_t>(r.size()) <= short_limit ? any_short : any_long) = true;
-  }
+  const std::int32_t short_limit = short_subject_limit();
   unsigned long long hsp_total = 0;
   DevCounts counts{};
   for (;;) {
