@@ -942,10 +942,11 @@ struct BlastDb::Impl {
     return {begin, end};
   }
 
-  // Our codes of sequence i of volume v into out[0, length): a branch-free table pass, then, only when
-  // some byte had no code, a second pass that substitutes gaps or reports the first bad byte.
-  void convert_into(std::size_t v, std::uint64_t i, std::uint8_t* out) const {
-    const auto [begin, end] = seq_range(v, i);
+  // Our codes of sequence i of volume v, whose seq_range is [begin, end), into out[0, end - begin): a
+  // branch-free table pass, then, only when some byte had no code, a second pass that substitutes gaps or
+  // reports the first bad byte.
+  void convert_into(std::size_t v, std::uint64_t i, std::uint64_t begin, std::uint64_t end,
+                    std::uint8_t* out) const {
     const std::uint8_t* psq = files[v]->psq.data() + begin;
     const auto n = static_cast<std::size_t>(end - begin);
     bool bad = false;
@@ -978,7 +979,7 @@ struct BlastDb::Impl {
   void convert(std::size_t v, std::uint64_t i, std::vector<std::uint8_t>& out) const {
     const auto [begin, end] = seq_range(v, i);
     out.resize(static_cast<std::size_t>(end - begin));
-    convert_into(v, i, out.data());
+    convert_into(v, i, begin, end, out.data());
   }
 
   std::vector<BlastDefline> decode(std::size_t v, std::uint64_t i) const {
@@ -1176,7 +1177,7 @@ void BlastDb::residues(std::uint64_t oid, std::span<std::uint8_t> out) const {
         fmt::format("BlastDb::residues: OID {} has {} residues, not {}", oid, end - begin, out.size()),
         impl_->name);
   }
-  impl_->convert_into(v, i, out.data());
+  impl_->convert_into(v, i, begin, end, out.data());
 }
 
 std::vector<BlastDefline> BlastDb::deflines(std::uint64_t oid) const {
