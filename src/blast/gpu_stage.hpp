@@ -29,8 +29,9 @@
 // a round are applied in subject order (__match_any_sync), so every diagonal sees its hits exactly in the
 // order the CPU applies them; extensions run inline (extend_two_hit_raw, the CPU's code). Saved HSPs are
 // appended to one buffer, sorted by (subject, query) with CUB's radix sort, grouped with CUB's run-length
-// encoding, and one thread per pair sorts its HSPs and runs screen_preliminary (the CPU's code) with a
-// bounded DP column (a DP that needs more is kFull).
+// encoding; one thread per pair sorts its HSPs, then screen_preliminary's split form runs (screen_split:
+// one thread per HSP extension with a bounded DP column, where a DP that needs more is kFull, and one
+// thread per pair deciding over the scores).
 #pragma once
 
 #include <cstddef>

@@ -64,6 +64,7 @@ inline constexpr int kWindow = 11;               // HSP_MAX_WINDOW
 inline constexpr int kRestrictSize = 10;         // RESTRICT_SIZE
 inline constexpr int kMaxSubjectOffset = 90000;  // MAX_SUBJECT_OFFSET
 inline constexpr int kMaxTotalGaps = 3000;       // MAX_TOTAL_GAPS
+inline constexpr int kNoStop = INT32_MAX;        // stop_at of a complete extension
 
 // Traceback cell codes (Trace policies with kEnabled): the op that produced H in the low bits, plus flags
 // telling that the vertical (gap in B) or horizontal (gap in A) gap value leaving this cell extends the gap
@@ -141,11 +142,13 @@ WS_BLAST_HD inline bool close_row(XdropCell* col, int capacity, int N, int e, in
 // Blast_SemiGappedAlign (Trace = NoTrace) / ALIGN_EX's DP (a recording Trace) for one direction: rows over
 // A, columns over B. `table` is a 32 x 32 score table (score of codes a and b at [a * 32 + b]) of any
 // integer type. Writes *out and returns true, or returns false when the band would index col at or beyond
-// capacity (see the file comment).
+// capacity (see the file comment). Early stop: after the first row whose best score reaches `stop_at` the
+// half ends there; out->score (>= stop_at) is then a lower bound of the complete half's score and the
+// lengths are those of the best cell so far. kNoStop (the default) never stops early.
 template <class Trace, class StrandA, class StrandB, class Score>
 WS_BLAST_HD inline bool extend_half(StrandA A, StrandB B, const Score* table, int gap_open, int gap_extend,
                                     int x_dropoff, XdropCell* col, int capacity, Trace* trace,
-                                    HalfExtension* out) {
+                                    HalfExtension* out, int stop_at = kNoStop) {
   HalfExtension result;
   const int M = A.size();
   const int N = B.size();
@@ -221,7 +224,7 @@ WS_BLAST_HD inline bool extend_half(StrandA A, StrandB B, const Score* table, in
       score = next;
       if constexpr (Trace::kEnabled) trace->at_current(b) = code;
     }
-    if (first == b_size) break;
+    if (first == b_size || best >= stop_at) break;
     if (!close_row(col, capacity, N, e, oe, x, best, last, gap_row, &b_size, [&](int b) {
           if constexpr (Trace::kEnabled) {
             trace->reserve_to(b + 1);
@@ -239,11 +242,11 @@ WS_BLAST_HD inline bool extend_half(StrandA A, StrandB B, const Score* table, in
 // gap in B only in columns b that are multiples of 10 counted from 0 (the first such column at or after
 // the band start in each row). Cells outside those rows / columns use the two-term recurrences. As in
 // BLAST, after a row that cannot open gaps in A the band grows along the diagonal value of the next column.
-// Same column contract as extend_half.
+// Same column contract and early stop as extend_half.
 template <class StrandA, class StrandB, class Score>
 WS_BLAST_HD inline bool extend_half_restricted(StrandA A, StrandB B, const Score* table, int gap_open,
                                                int gap_extend, int x_dropoff, XdropCell* col, int capacity,
-                                               HalfExtension* out) {
+                                               HalfExtension* out, int stop_at = kNoStop) {
   HalfExtension result;
   const int M = A.size();
   const int N = B.size();
@@ -305,7 +308,7 @@ WS_BLAST_HD inline bool extend_half_restricted(StrandA A, StrandB B, const Score
       score = next;
     }
     if (!row_may_open) gap_row = score;  // BLAST's quirk: the next column's diagonal value
-    if (first == b_size) break;
+    if (first == b_size || best >= stop_at) break;
     b_gap = first;
     if (first % kRestrictSize > 0) b_gap += kRestrictSize - first % kRestrictSize;
     if (!close_row(col, capacity, N, e, oe, x, best, last, gap_row, &b_size, [](int) {})) return false;
@@ -368,35 +371,40 @@ WS_BLAST_HD inline SeedPoint gapped_start_raw(const std::uint8_t* query, const s
 // included), the forward half what follows; for a subject of >= 90000 residues the subject range is cut as
 // AdjustSubjectRange does. restricted selects s_RestrictedGappedAlign. `col` (capacity cells) is the DP
 // column of both halves: returns false (*out unspecified) when a half would need more (xdrop.hpp's file
-// comment), else writes *out and returns true; capacity > subject_length never fails.
+// comment), else writes *out and returns true; capacity > subject_length never fails. stop_at: the
+// extension ends as soon as its score is known to reach stop_at (the reverse half's score alone, or both
+// halves' sum, at the end of a DP row); out->score (>= stop_at) is then a lower bound of the complete
+// extension's score, and the ranges are partial. kNoStop (the default): the complete extension.
 WS_BLAST_HD inline bool preliminary_gapped_alignment_raw(const std::uint8_t* query, int query_length,
                                                          const std::uint8_t* subject, int subject_length,
                                                          const std::int8_t* table, int gap_open,
                                                          int gap_extend, int x_dropoff, SeedPoint seed,
                                                          bool restricted, XdropCell* col, int capacity,
-                                                         GappedScore* out) {
+                                                         GappedScore* out, int stop_at = xdrop::kNoStop) {
   const xdrop::SubjectRange range =
       xdrop::adjust_subject_range(seed.s + 1, subject_length, seed.q + 1, query_length);
   // Reverse half: query[0, seed.q] and the `range.left` subject residues ending at seed.s.
   const xdrop::ReverseStrand q_left{query + seed.q + 1, seed.q + 1};
   const xdrop::ReverseStrand s_left{subject + seed.s + 1, range.left};
   HalfExtension left;
-  const bool left_ok = restricted
-                           ? xdrop::extend_half_restricted(q_left, s_left, table, gap_open, gap_extend,
-                                                           x_dropoff, col, capacity, &left)
-                           : xdrop::extend_half<xdrop::NoTrace>(q_left, s_left, table, gap_open, gap_extend,
-                                                                x_dropoff, col, capacity, nullptr, &left);
+  const bool left_ok =
+      restricted ? xdrop::extend_half_restricted(q_left, s_left, table, gap_open, gap_extend, x_dropoff, col,
+                                                 capacity, &left, stop_at)
+                 : xdrop::extend_half<xdrop::NoTrace>(q_left, s_left, table, gap_open, gap_extend, x_dropoff,
+                                                      col, capacity, nullptr, &left, stop_at);
   if (!left_ok) return false;
-  // Forward half: what follows the seed pair.
+  // Forward half: what follows the seed pair (a half's score is >= 0, so a reverse half that reached
+  // stop_at decides it alone).
   HalfExtension right;
-  if (seed.q + 1 < query_length && range.right > 0) {
+  if (left.score < stop_at && seed.q + 1 < query_length && range.right > 0) {
     const xdrop::ForwardStrand q_right{query + seed.q + 1, query_length - seed.q - 1};
     const xdrop::ForwardStrand s_right{subject + seed.s + 1, range.right};
     const bool right_ok =
-        restricted ? xdrop::extend_half_restricted(q_right, s_right, table, gap_open, gap_extend, x_dropoff,
-                                                   col, capacity, &right)
-                   : xdrop::extend_half<xdrop::NoTrace>(q_right, s_right, table, gap_open, gap_extend,
-                                                        x_dropoff, col, capacity, nullptr, &right);
+        restricted
+            ? xdrop::extend_half_restricted(q_right, s_right, table, gap_open, gap_extend, x_dropoff, col,
+                                            capacity, &right, stop_at - left.score)
+            : xdrop::extend_half<xdrop::NoTrace>(q_right, s_right, table, gap_open, gap_extend, x_dropoff,
+                                                 col, capacity, nullptr, &right, stop_at - left.score);
     if (!right_ok) return false;
   }
   GappedScore r;

@@ -8,6 +8,8 @@
 //   restricted or not, subjects of >= 90000 residues included; bounded columns: a call either fails or gives
 //   the unbounded result, success is monotone in the capacity, and nothing past col[capacity - 1] is written
 //   (guard cells);
+//   early stop (stop_at): the complete result below it, a lower bound at or above it;
+//   screen_split (the GPU's split form) against screen_preliminary, unbounded and bounded columns;
 //   screen_preliminary against preliminary_hsps on UniProt queries x DB20k subjects and on random inputs
 //   with planted homologs, with -evalue settings that enable the restricted path (inconclusive restricted
 //   scores included) and that disable it: kEmpty implies no preliminary HSP and equal counts; the verdict
@@ -177,6 +179,23 @@ int check_seed(const Seq& q, const Seq& s, const GappedParams& p, SeedPoint seed
       EXPECT_EQ(g, expected);
     }
   }
+
+  // Early stop: below stop_at the complete result; at or above it a lower bound of the complete score.
+  for (const int stop_at : {1, expected.score / 2, expected.score, expected.score + 1}) {
+    if (stop_at < 1) continue;
+    GappedScore g;
+    EXPECT_TRUE(with_guarded_column(s_len + 1, [&](XdropCell* col, int cap) {
+      return preliminary_gapped_alignment_raw(q.data(), q_len, s.data(), s_len, m.row(0), p.gap_open,
+                                              p.gap_extend, p.x_dropoff, seed, restricted, col, cap, &g,
+                                              stop_at);
+    }));
+    if (expected.score < stop_at) {
+      EXPECT_EQ(g, expected) << "stop_at " << stop_at;
+    } else {
+      EXPECT_GE(g.score, stop_at);
+      EXPECT_LE(g.score, expected.score) << "stop_at " << stop_at;
+    }
+  }
   return hi;
 }
 
@@ -341,6 +360,25 @@ void check_pair(const QueryContext& c, const Seq& subject, const std::vector<Ung
   // Anything the CPU stage keeps comes from an extension that reached the cutoff.
   if (!prelim.empty()) {
     ASSERT_EQ(verdict, ScreenResult::kFull);
+  }
+
+  // The split form (the GPU's) equals the loop, with the unbounded and the small column.
+  for (const int cap : {s_len + 1, small}) {
+    ScreenCounts seq_counts, split_counts;
+    std::vector<int> scores(hsps.size());
+    ScreenResult seq = ScreenResult::kEmpty, split = ScreenResult::kFull;
+    with_guarded_column(cap, [&](XdropCell* col, int n) {
+      seq = screen_preliminary(c.query().data(), q_len, subject.data(), s_len, c.scoring().row(0),
+                               hsps.data(), count, params, col, n, &seq_counts);
+      split = screen_split(c.query().data(), q_len, subject.data(), s_len, c.scoring().row(0), hsps.data(),
+                           count, params, col, n, scores.data(), &split_counts);
+      return true;
+    });
+    ASSERT_EQ(split, seq) << "capacity " << cap;
+    if (seq == ScreenResult::kEmpty) {
+      ASSERT_EQ(split_counts.gapped_extensions, seq_counts.gapped_extensions);
+      ASSERT_EQ(split_counts.redone, seq_counts.redone);
+    }
   }
 
   // Bounded column: the reference decides with the same capacity; kEmpty stays exact.

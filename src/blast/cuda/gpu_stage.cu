@@ -3,8 +3,11 @@
 //   scan_kernel     one warp per (query, subject): word lookups, the two-hit rule on a diagonal table in
 //                   shared memory, inline ungapped extensions (extend_two_hit_raw), saved HSPs appended to
 //                   one buffer keyed by (subject << 32 | query)
-//   screen_kernel   one thread per (query, subject) run after CUB's radix sort + run-length encoding: the
-//                   pair's HSPs gathered in sort_ungapped_hsps order, then screen_preliminary
+//   gather_kernel   one thread per (query, subject) run after CUB's radix sort + run-length encoding: the
+//                   pair's HSPs gathered in sort_ungapped_hsps order
+//   extend_kernel   one thread per HSP: its screen extension (prelim_screen.hpp's split form, pass 0 in the
+//                   pair's starting mode, pass 1 unrestricted after an inconclusive restricted score)
+//   decide_kernel   one thread per run: screen_pass over the pass's scores (kEmpty, kFull or a redo)
 //
 // Exactness of the scan (the CPU applies hits in ascending subject offset, per subject word in the lookup
 // table's order, to a per-diagonal state): a round of the warp holds up to 32 consecutive hits of that
@@ -44,7 +47,7 @@ constexpr int kWarp = 32;
 constexpr std::int64_t kOffsetLimit = std::int64_t{1} << 29;
 // Pairs with more saved HSPs than this are not sorted or screened on the GPU (kFull, sorted on the host).
 constexpr std::uint32_t kScreenMaxHsps = kStageScreenMaxHsps;
-// Threads of the screen kernel (each with a DP column of kStageScreenCapacity cells).
+// Threads of extend_kernel (each with a DP column of kStageScreenCapacity cells).
 constexpr int kScreenThreads = 1 << 16;
 
 struct DevQuery {
@@ -237,35 +240,30 @@ __global__ void iota_kernel(std::uint32_t* values, std::uint64_t n) {
     values[i] = static_cast<std::uint32_t>(i);
 }
 
-// One thread per run (pair): gather its HSPs in order, then screen. status: 0 kEmpty, 1 kFull, 2 kFull
-// unsorted (too many HSPs: the host sorts them).
-__global__ void screen_kernel(const DevQuery* __restrict__ queries, const std::uint8_t* __restrict__ residues,
-                              const std::uint64_t* __restrict__ subject_offsets,
-                              const std::int8_t* __restrict__ score_table,
-                              const std::uint64_t* __restrict__ run_keys,
-                              const std::uint32_t* __restrict__ run_counts,
+// Screen statuses of a run (pair). Downloaded: 0 kEmpty, 1 kFull, 2 kFull unsorted (too many HSPs: the
+// host sorts them). On the device only: 3 waiting for its unrestricted pass, 4 waiting for its first pass.
+constexpr std::uint8_t kStatusEmpty = 0, kStatusFull = 1, kStatusUnsorted = 2, kStatusRedo = 3,
+                       kStatusPending = 4;
+
+// One thread per run: gather its HSPs in sort_ungapped_hsps order and tag each with the run.
+__global__ void gather_kernel(const std::uint32_t* __restrict__ run_counts,
                               const std::uint32_t* __restrict__ run_offsets, const int* __restrict__ num_runs,
                               const std::uint32_t* __restrict__ order, const UngappedHsp* __restrict__ hsps,
-                              UngappedHsp* __restrict__ sorted, std::uint8_t* __restrict__ status,
-                              int2* __restrict__ screen_counts, XdropCell* __restrict__ columns,
-                              int capacity) {
-  __shared__ std::int8_t table[kMaxCodes * kMaxCodes];
-  for (int i = threadIdx.x; i < kMaxCodes * kMaxCodes; i += blockDim.x) table[i] = score_table[i];
-  __syncthreads();
+                              UngappedHsp* __restrict__ sorted, std::uint32_t* __restrict__ item_run,
+                              std::uint8_t* __restrict__ status, int2* __restrict__ screen_counts) {
   const int runs = *num_runs;
-  const int tid = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  XdropCell* col = columns + static_cast<std::size_t>(tid) * static_cast<std::size_t>(capacity);
-  for (int r = tid; r < runs; r += static_cast<int>(gridDim.x * blockDim.x)) {
-    const std::uint64_t key = run_keys[r];
-    const auto si = static_cast<std::uint32_t>(key >> 32);
-    const auto qi = static_cast<std::uint32_t>(key & 0xFFFFFFFFu);
+  for (int r = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); r < runs;
+       r += static_cast<int>(gridDim.x * blockDim.x)) {
     const std::uint32_t count = run_counts[r];
     const std::uint32_t first = run_offsets[r];
     UngappedHsp* list = sorted + first;
-    for (std::uint32_t k = 0; k < count; ++k) list[k] = hsps[order[first + k]];
+    for (std::uint32_t k = 0; k < count; ++k) {
+      list[k] = hsps[order[first + k]];
+      item_run[first + k] = static_cast<std::uint32_t>(r);
+    }
+    screen_counts[r] = make_int2(0, 0);
     if (count > kScreenMaxHsps) {
-      status[r] = 2;
-      screen_counts[r] = make_int2(0, 0);
+      status[r] = kStatusUnsorted;
       continue;
     }
     for (std::uint32_t k = 1; k < count; ++k) {  // insertion sort: lists are short
@@ -277,14 +275,73 @@ __global__ void screen_kernel(const DevQuery* __restrict__ queries, const std::u
       }
       list[m] = h;
     }
-    const DevQuery& q = queries[qi];
+    status[r] = kStatusPending;
+  }
+}
+
+// One thread per HSP (item) of the runs waiting for a pass (prelim_screen.hpp's split form): pass 0 extends
+// the HSPs of kStatusPending runs in their starting mode, pass 1 those of kStatusRedo runs unrestricted.
+// Each thread has its own DP column.
+__global__ void extend_kernel(int pass, std::uint32_t items, const DevQuery* __restrict__ queries,
+                              const std::uint8_t* __restrict__ residues,
+                              const std::uint64_t* __restrict__ subject_offsets,
+                              const std::int8_t* __restrict__ score_table,
+                              const std::uint64_t* __restrict__ run_keys,
+                              const std::uint32_t* __restrict__ run_counts,
+                              const std::uint32_t* __restrict__ run_offsets,
+                              const std::uint32_t* __restrict__ item_run,
+                              const UngappedHsp* __restrict__ sorted, const std::uint8_t* __restrict__ status,
+                              int* __restrict__ scores, XdropCell* __restrict__ columns, int capacity) {
+  __shared__ std::int8_t table[kMaxCodes * kMaxCodes];
+  for (int i = threadIdx.x; i < kMaxCodes * kMaxCodes; i += blockDim.x) table[i] = score_table[i];
+  __syncthreads();
+  const std::uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
+  XdropCell* col = columns + static_cast<std::size_t>(tid) * static_cast<std::size_t>(capacity);
+  const std::uint8_t wanted = pass == 0 ? kStatusPending : kStatusRedo;
+  for (std::uint32_t i = tid; i < items; i += gridDim.x * blockDim.x) {
+    const std::uint32_t r = item_run[i];
+    if (status[r] != wanted) continue;
+    const std::uint64_t key = run_keys[r];
+    const auto si = static_cast<std::uint32_t>(key >> 32);
+    const DevQuery& q = queries[key & 0xFFFFFFFFu];
     const std::uint64_t begin = subject_offsets[si];
     const auto n = static_cast<int>(subject_offsets[si + 1] - begin);
-    ScreenCounts sc;
-    const ScreenResult res = screen_preliminary(q.residues, q.length, residues + begin, n, table, list,
-                                                static_cast<int>(count), q.screen, col, capacity, &sc);
-    status[r] = res == ScreenResult::kEmpty ? 0 : 1;
-    screen_counts[r] = make_int2(sc.gapped_extensions, sc.redone);
+    const bool restricted =
+        pass == 0 && starts_restricted(q.screen, sorted + run_offsets[r], static_cast<int>(run_counts[r]));
+    scores[i] = screen_extension(q.residues, q.length, residues + begin, n, table, sorted[i], q.screen,
+                                 restricted, col, capacity);
+  }
+}
+
+// One thread per run waiting for the pass: the sequential loop's decision over the pass's scores
+// (screen_pass), and the counts of a kEmpty run.
+__global__ void decide_kernel(int pass, const DevQuery* __restrict__ queries,
+                              const std::uint64_t* __restrict__ run_keys,
+                              const std::uint32_t* __restrict__ run_counts,
+                              const std::uint32_t* __restrict__ run_offsets, const int* __restrict__ num_runs,
+                              const UngappedHsp* __restrict__ sorted, const int* __restrict__ scores,
+                              std::uint8_t* __restrict__ status, int2* __restrict__ screen_counts) {
+  const int runs = *num_runs;
+  const std::uint8_t wanted = pass == 0 ? kStatusPending : kStatusRedo;
+  for (int r = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); r < runs;
+       r += static_cast<int>(gridDim.x * blockDim.x)) {
+    if (status[r] != wanted) continue;
+    const DevQuery& q = queries[run_keys[r] & 0xFFFFFFFFu];
+    const auto count = static_cast<int>(run_counts[r]);
+    const std::uint32_t first = run_offsets[r];
+    const bool restricted = pass == 0 && starts_restricted(q.screen, sorted + first, count);
+    int redo_at = 0;
+    const ScreenStep step = screen_pass(scores + first, count, q.screen, restricted, &redo_at);
+    if (step == ScreenStep::kFull) {
+      status[r] = kStatusFull;
+    } else if (step == ScreenStep::kRedo) {
+      status[r] = kStatusRedo;
+      screen_counts[r] = make_int2(redo_at + 1, 1);  // the first pass's extensions, one redone subject
+    } else {
+      status[r] = kStatusEmpty;
+      const int2 before = screen_counts[r];
+      screen_counts[r] = make_int2(before.x + count, before.y);
+    }
   }
 }
 
@@ -331,7 +388,8 @@ struct GpuStage::Impl {
   gpu::DeviceBuffer<unsigned long long> d_hsp_count;
   gpu::DeviceBuffer<DevCounts> d_counts;
   gpu::DeviceBuffer<std::uint64_t> d_keys, d_keys_sorted, d_run_keys;
-  gpu::DeviceBuffer<std::uint32_t> d_order_in, d_order, d_run_counts, d_run_offsets;
+  gpu::DeviceBuffer<std::uint32_t> d_order_in, d_order, d_run_counts, d_run_offsets, d_item_run;
+  gpu::DeviceBuffer<int> d_scores;
   gpu::DeviceBuffer<UngappedHsp> d_hsps, d_sorted;
   gpu::DeviceBuffer<std::uint8_t> d_status;
   gpu::DeviceBuffer<int2> d_screen_counts;
@@ -605,6 +663,8 @@ void GpuStage::Impl::search(bool keep_all, bool any_short, bool any_long, StageO
   ensure(d_sorted, hsp_total);
   ensure(d_status, hsp_total);
   ensure(d_screen_counts, hsp_total);
+  ensure(d_item_run, hsp_total);
+  ensure(d_scores, hsp_total);
   iota_kernel<<<std::min(1024, (n + 255) / 256), 256, 0, stream.get()>>>(d_order_in.data(), hsp_total);
   WS_CUDA_CHECK_LAUNCH();
   int subject_bits = 1;
@@ -631,14 +691,27 @@ void GpuStage::Impl::search(bool keep_all, bool any_short, bool any_long, StageO
   stream.synchronize();
   WS_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d_temp.data(), scan_bytes, d_run_counts.data(),
                                               d_run_offsets.data(), runs, stream.get()));
-  // Screen: a fixed number of threads, each with its own DP column.
-  const int threads = std::min(runs, kScreenThreads);
-  ensure(d_columns, static_cast<std::size_t>(threads) * kStageScreenCapacity);
-  screen_kernel<<<(threads + 127) / 128, 128, 0, stream.get()>>>(
-      d_queries.data(), d_residues.data(), d_offsets.data(), score_table.data(), d_run_keys.data(),
+  // Screen (prelim_screen.hpp's split form): gather each run's HSPs in order, then per pass one thread
+  // per HSP extends it (a fixed number of threads, each with its own DP column) and one thread per run
+  // decides. Pass 1 finds work only in runs with an inconclusive restricted score.
+  const int run_blocks = (runs + 127) / 128;
+  gather_kernel<<<run_blocks, 128, 0, stream.get()>>>(
       d_run_counts.data(), d_run_offsets.data(), d_num_runs.data(), d_order.data(), d_hsps.data(),
-      d_sorted.data(), d_status.data(), d_screen_counts.data(), d_columns.data(), kStageScreenCapacity);
+      d_sorted.data(), d_item_run.data(), d_status.data(), d_screen_counts.data());
   WS_CUDA_CHECK_LAUNCH();
+  const int threads = std::min(n, kScreenThreads);
+  ensure(d_columns, static_cast<std::size_t>(threads) * kStageScreenCapacity);
+  for (int pass = 0; pass < 2; ++pass) {
+    extend_kernel<<<(threads + 127) / 128, 128, 0, stream.get()>>>(
+        pass, static_cast<std::uint32_t>(n), d_queries.data(), d_residues.data(), d_offsets.data(),
+        score_table.data(), d_run_keys.data(), d_run_counts.data(), d_run_offsets.data(), d_item_run.data(),
+        d_sorted.data(), d_status.data(), d_scores.data(), d_columns.data(), kStageScreenCapacity);
+    WS_CUDA_CHECK_LAUNCH();
+    decide_kernel<<<run_blocks, 128, 0, stream.get()>>>(
+        pass, d_queries.data(), d_run_keys.data(), d_run_counts.data(), d_run_offsets.data(),
+        d_num_runs.data(), d_sorted.data(), d_scores.data(), d_status.data(), d_screen_counts.data());
+    WS_CUDA_CHECK_LAUNCH();
+  }
   ev2.record(stream);
 
   // Download and unpack.
@@ -663,7 +736,7 @@ void GpuStage::Impl::search(bool keep_all, bool any_short, bool any_long, StageO
     p.subject = static_cast<std::uint32_t>(run_keys[k] >> 32);
     p.query = static_cast<std::uint32_t>(run_keys[k] & 0xFFFFFFFFu);
     p.count = run_counts[k];
-    p.screen = status[k] == 0 ? ScreenResult::kEmpty : ScreenResult::kFull;
+    p.screen = status[k] == kStatusEmpty ? ScreenResult::kEmpty : ScreenResult::kFull;
     if (p.screen == ScreenResult::kEmpty) {
       out.counts.gapped_extensions += screen_counts[k].x;
       out.counts.redone_subjects += screen_counts[k].y;
@@ -672,7 +745,7 @@ void GpuStage::Impl::search(bool keep_all, bool any_short, bool any_long, StageO
       p.first = static_cast<std::uint32_t>(out.hsps.size());
       const auto b = sorted.begin() + run_offsets[k];
       out.hsps.insert(out.hsps.end(), b, b + run_counts[k]);
-      if (status[k] == 2)
+      if (status[k] == kStatusUnsorted)
         std::sort(out.hsps.begin() + p.first, out.hsps.end(),
                   [](const UngappedHsp& a, const UngappedHsp& c) { return hsp_before(a, c); });
     }
