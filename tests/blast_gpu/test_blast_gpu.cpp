@@ -54,16 +54,30 @@ int first_gpu() {
   const int dev = first_gpu(); \
   if (dev < 0) GTEST_SKIP() << probe_devices().unavailable_reason
 
-std::vector<QueryContext> make_contexts(const std::vector<Codes>& queries, const BlastpOptions& options,
-                                        std::int64_t db_length, std::int64_t db_seqs) {
-  std::vector<QueryContext> out;
-  out.reserve(queries.size());
-  for (const Codes& q : queries) {
-    QueryContext c = QueryContext::create(q, options, db_length, db_seqs, 10);
-    if (c.searchable()) out.push_back(std::move(c));
+// The searchable queries' contexts (database totals as given, or the set's subjects') and the pointers a
+// GpuStage takes.
+struct Contexts {
+  std::vector<QueryContext> owned;
+  std::vector<const QueryContext*> ptrs;
+  Contexts(const std::vector<Codes>& queries, const BlastpOptions& options, std::int64_t db_length,
+           std::int64_t db_seqs) {
+    owned.reserve(queries.size());
+    for (const Codes& q : queries) {
+      QueryContext c = QueryContext::create(q, options, db_length, db_seqs, 10);
+      if (c.searchable()) owned.push_back(std::move(c));
+    }
+    for (const QueryContext& c : owned) ptrs.push_back(&c);
   }
-  return out;
-}
+  Contexts(const Contexts&) = delete;  // ptrs point into owned
+  Contexts& operator=(const Contexts&) = delete;
+  Contexts(const Set& set, const BlastpOptions& options)
+      : Contexts(set.queries, options, total_length(set), static_cast<std::int64_t>(set.subjects.size())) {}
+  static std::int64_t total_length(const Set& set) {
+    std::int64_t n = 0;
+    for (const Codes& c : set.subjects) n += static_cast<std::int64_t>(c.size());
+    return n;
+  }
+};
 
 // The subjects back to back (the run overload for contiguous batches).
 struct Packed {
@@ -92,12 +106,8 @@ void expect_same(const StageOutput& gpu, const StageOutput& cpu) {
 // mixed: the data must give both screen verdicts (not at -evalue 1000, where the hit-saving cutoff is below
 // the ungapped cutoff, so every saved HSP reaches it and every pair is kFull).
 void check_set(const Set& set, const BlastpOptions& options, int device, bool keep_all, bool mixed = true) {
-  std::int64_t db_length = 0;
-  for (const Codes& s : set.subjects) db_length += static_cast<std::int64_t>(s.size());
-  const std::vector<QueryContext> contexts =
-      make_contexts(set.queries, options, db_length, static_cast<std::int64_t>(set.subjects.size()));
-  std::vector<const QueryContext*> ptrs;
-  for (const QueryContext& c : contexts) ptrs.push_back(&c);
+  const Contexts contexts(set, options);
+  const std::vector<const QueryContext*>& ptrs = contexts.ptrs;
   std::vector<Residues> subjects(set.subjects.begin(), set.subjects.end());
   GpuStage stage(ptrs, device);
   // Two batches through one stage (the diagonal tables carry over), then the whole set.
@@ -154,9 +164,8 @@ TEST(BlastGpuStage, SingleSubjectBatches) {
   REQUIRE_GPU(device);
   const Set set = planted_set(5, 4, 30);
   BlastpOptions options;
-  const std::vector<QueryContext> contexts = make_contexts(set.queries, options, 1000000, 1000);
-  std::vector<const QueryContext*> ptrs;
-  for (const QueryContext& c : contexts) ptrs.push_back(&c);
+  const Contexts contexts(set.queries, options, 1000000, 1000);
+  const std::vector<const QueryContext*>& ptrs = contexts.ptrs;
   GpuStage stage(ptrs, device);
   for (const Codes& s : set.subjects) {
     const Residues r(s);
@@ -180,13 +189,8 @@ TEST(BlastGpuStage, ManySubjectsPerWarpEqualReference) {
     if (rng() % 3 == 0) test::plant(rng, set.queries[rng() % 3], s, static_cast<int>(rng() % 40));
     set.subjects.push_back(std::move(s));
   }
-  BlastpOptions options;
-  std::int64_t db_length = 0;
-  for (const Codes& c : set.subjects) db_length += static_cast<std::int64_t>(c.size());
-  const std::vector<QueryContext> contexts =
-      make_contexts(set.queries, options, db_length, static_cast<std::int64_t>(set.subjects.size()));
-  std::vector<const QueryContext*> ptrs;
-  for (const QueryContext& c : contexts) ptrs.push_back(&c);
+  const Contexts contexts(set, BlastpOptions{});
+  const std::vector<const QueryContext*>& ptrs = contexts.ptrs;
   const std::vector<Residues> subjects(set.subjects.begin(), set.subjects.end());
   GpuStage stage(ptrs, device);
   const Packed packed(subjects);

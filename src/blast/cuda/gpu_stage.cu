@@ -553,15 +553,12 @@ void GpuStage::run(std::span<const std::uint8_t> residues, std::span<const std::
   impl_->run_packed(residues, starts, keep_all, out);
 }
 
-// Subjects given one by one: packed back to back into pinned memory, uploaded, searched.
+// Subjects given one by one: packed back to back into pinned memory, then searched as a packed batch.
 void GpuStage::Impl::run(std::span<const Residues> subjects, bool keep_all, StageOutput& out) {
   out = StageOutput{};
   const std::size_t ns = subjects.size();
   batch_subjects = ns;
   if (queries.empty() || ns == 0) return;
-  if (ns >= (std::size_t{1} << 32) - 1)
-    throw Error(ErrorKind::kInternal, "GpuStage: too many subjects in a batch");
-  const auto t0 = std::chrono::steady_clock::now();
   std::size_t total = 0;
   for (const Residues& s : subjects) total += s.size();
   ensure(h_residues, std::max<std::size_t>(total, 1));
@@ -573,21 +570,12 @@ void GpuStage::Impl::run(std::span<const Residues> subjects, bool keep_all, Stag
     pos += subjects[i].size();
   }
   h_offsets.data()[ns] = pos;
-  ensure(d_residues, std::max<std::size_t>(total, 1));
-  ensure(d_offsets, ns + 1);
-  d_residues.upload_async(std::span<const std::uint8_t>(h_residues.data(), std::max<std::size_t>(total, 1)),
-                          stream);
-  d_offsets.upload_async(std::span<const std::uint64_t>(h_offsets.data(), ns + 1), stream);
-  stream.synchronize();
-  stats.upload_s += seconds_since(t0);
-  bool any_short = false, any_long = false;
-  variants(
-      ns, [&](std::size_t i) { return subjects[i].size(); }, any_short, any_long);
-  search(keep_all, any_short, any_long, out);
+  run_packed(std::span<const std::uint8_t>(h_residues.data(), total),
+             std::span<const std::uint64_t>(h_offsets.data(), ns + 1), keep_all, out);
 }
 
-// A batch already back to back (the blastp reader's): uploaded from the caller's (pageable) memory as it
-// is, without a packing copy or pinned staging buffers of batch size.
+// A batch already back to back (the blastp reader's, or run's pinned copy): uploaded from the caller's
+// memory as it is, without a packing copy or pinned staging buffers of batch size.
 void GpuStage::Impl::run_packed(std::span<const std::uint8_t> residues, std::span<const std::uint64_t> starts,
                                 bool keep_all, StageOutput& out) {
   out = StageOutput{};
