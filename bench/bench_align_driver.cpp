@@ -6,7 +6,7 @@
 //   align-protein / align-dna            device auto: all visible GPUs (CUDA_VISIBLE_DEVICES picks
 //                                        them), else CPU; coordinates, no CIGAR
 //   align-protein-cigar                  the same with traceback (CIGARs computed on CPU threads)
-// The pairs are submitted in batches of kBatchPairs with two batches in flight, as the CLI does.
+// The pairs are submitted in batches of kBatchPairs with three batches in flight, as the CLI does.
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -24,6 +24,7 @@ namespace {
 constexpr std::uint64_t kSeed = 0xADE97;
 constexpr std::size_t kPairs = 1'000'000;
 constexpr std::size_t kBatchPairs = 250'000;
+constexpr std::size_t kInFlight = 3;  // cmd_align.cpp's kChunksInFlight
 
 Work run_aligner(const Context& ctx, AlignSetKind kind, bool traceback, std::size_t pairs) {
   align::Config config;
@@ -49,7 +50,7 @@ Work run_aligner(const Context& ctx, AlignSetKind kind, bool traceback, std::siz
   std::int64_t checksum = 0;
   for (align::Batch& b : batches) {
     in_flight.push_back(aligner.submit(std::move(b)));
-    if (in_flight.size() == 2) {
+    if (in_flight.size() == kInFlight) {
       for (const align::Result& r : in_flight.front().get()) checksum += r.score;
       in_flight.pop_front();
     }

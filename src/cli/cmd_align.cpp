@@ -48,9 +48,11 @@
 namespace warpsearch::cli {
 namespace {
 
-// Chunks submitted and not yet written while the next chunk is being read: one aligning, one queued
-// behind it so the devices never wait for the reader.
-constexpr std::size_t kChunksInFlight = 2;
+// Chunks submitted and not yet written while the next chunk is being read: one being written or
+// finished, and two queued behind it, so the Aligner always has the next chunk when it pairs one chunk's
+// reverse passes with the next chunk's forward passes on the GPUs (align.cpp), and the devices never
+// wait for the reader.
+constexpr std::size_t kChunksInFlight = 3;
 
 struct AlignOptions {
   std::string query;

@@ -52,8 +52,16 @@ struct PassPolicy {
   // Caps of one launch: residues uploaded, jobs (max_pairs_per_launch overrides), columns of letters
   // and border (12 bytes each). Device buffers for two launches in flight are grown on demand up to
   // these caps, which are lowered at construction to fit memory_fraction of the free device memory.
+  // 2^17 jobs: a launch of the Aligner's batches (250,000 pairs and their reverse passes per engine
+  // call) is planned and packed while the previous one runs; with 2^20 one launch held a whole call,
+  // so its planning, packing and upload left the GPU idle (whole Aligner 0.64 -> 0.52 s per 10^6
+  // protein pairs on an H200, docs/PERFORMANCE.md).
   std::size_t launch_residues = std::size_t{256} << 20;
-  std::size_t launch_jobs = std::size_t{1} << 20;
+  std::size_t launch_jobs = std::size_t{1} << 17;
+  // The first windows of a run() call (jobs classified and sorted together, then cut into launches) hold
+  // at most the caps >> first_window_shift, >> first_window_shift - 1, ..., then the caps: the GPU starts
+  // once a few thousand jobs are planned, and the host prepares each window while the GPU runs the last.
+  int first_window_shift = 5;
   double memory_fraction = 0.5;
   // Host threads that copy residues into the pinned staging buffers (0: all hardware threads).
   unsigned pack_threads = 0;

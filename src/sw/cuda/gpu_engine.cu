@@ -293,10 +293,12 @@ struct PassEngine::Impl {
   }
 
   // Jobs [begin, end) of window number `index`: as many as one launch's caps hold (at least one); the
-  // first windows are smaller (1/4, 1/2) so that the GPU starts early. Windows are classified, sorted
-  // and planned one at a time, so the host prepares window k+1 while the GPU runs window k.
+  // first windows are smaller (policy.first_window_shift: 1/32, 1/16, ...) so that the GPU starts early.
+  // Windows are classified, sorted and planned one at a time, so the host prepares window k+1 while the
+  // GPU runs window k.
   std::size_t window_end(std::span<const PassJob> jobs, std::size_t begin, std::size_t index) const {
-    const int shift = index < 2 ? static_cast<int>(2 - index) : 0;
+    const auto first = static_cast<std::size_t>(std::clamp(policy.first_window_shift, 0, 16));
+    const int shift = index < first ? static_cast<int>(first - index) : 0;
     const std::size_t max_jobs = std::max<std::size_t>(caps.jobs >> shift, 1);
     const std::uint64_t max_residues = caps.residues >> shift;
     std::size_t end = begin;
