@@ -14,6 +14,7 @@
 #include <optional>
 #include <utility>
 
+#include "blast/display_matrix.hpp"
 #include "blast/tabular.hpp"
 #include "warpsearch/alphabet.hpp"
 #include "warpsearch/error.hpp"
@@ -291,28 +292,6 @@ int percent(int n, int d) {
 std::string evalue_text(double e) { return trim_left_padding(format_evalue(e)); }
 
 int digits(int v) { return static_cast<int>(std::to_string(v).size()); }
-
-// Scores of the formatter's ASCII protein matrix (CAlignFormatUtil::GetAsciiProteinMatrix): positive
-// only where this returns > 0.
-class DisplayMatrix {
- public:
-  explicit DisplayMatrix(const ScoringMatrix& m) {
-    constexpr std::string_view kSymbols = "ARNDCQEGHILKMFPSTWYVBZX";
-    const Alphabet alpha = Alphabet::protein();
-    for (auto& row : table_) row.fill(-1000);
-    for (char a : kSymbols)
-      for (char b : kSymbols) table_[index(a)][index(b)] = m.score(*alpha.code(a), *alpha.code(b));
-    for (char a : kSymbols) table_[index(a)][index('*')] = table_[index('*')][index(a)] = -4;
-    table_[index('*')][index('*')] = 1;
-    const int cc = table_[index('C')][index('C')];
-    table_[index('U')][index('U')] = table_[index('U')][index('C')] = table_[index('C')][index('U')] = cc;
-  }
-  int score(char a, char b) const { return table_[index(a)][index(b)]; }
-
- private:
-  static std::size_t index(char c) { return static_cast<unsigned char>(c) & 0x7Fu; }
-  std::array<std::array<int, 128>, 128> table_{};
-};
 
 // A masked query letter ('*' stays '*').
 char lower_symbol(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }

@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <array>
 #include <iterator>
+#include <memory>
 #include <utility>
 
+#include "blast/display_matrix.hpp"
 #include "warpsearch/alphabet.hpp"
 #include "warpsearch/error.hpp"
 
@@ -131,7 +133,9 @@ struct HspStats {
   std::string qseq, sseq, btop;
 };
 
-HspStats hsp_stats(const TabularHsp& hsp, Residues query, Residues subject, const ScoringMatrix& matrix) {
+// Positives: BLAST's formatter rule for protein (display_matrix.hpp); other alphabets: a score above zero.
+HspStats hsp_stats(const TabularHsp& hsp, Residues query, Residues subject, const ScoringMatrix& matrix,
+                   const DisplayMatrix* display) {
   const Alphabet alpha(matrix.alphabet());
   HspStats st;
   std::size_t qi = static_cast<std::size_t>(hsp.q_start);
@@ -163,7 +167,8 @@ HspStats hsp_stats(const TabularHsp& hsp, Residues query, Residues subject, cons
         const std::uint8_t a = query[qi++], b = subject[si++];
         st.qseq += alpha.symbol(a);
         st.sseq += alpha.symbol(b);
-        if (matrix.score(a, b) > 0) ++st.positive;
+        if (display != nullptr ? display->positive(alpha.symbol(a), alpha.symbol(b)) : matrix.score(a, b) > 0)
+          ++st.positive;
         if (a == b) {
           ++st.nident;
           ++identities;
@@ -266,7 +271,11 @@ std::string subject_database_label(std::string_view subject_path) {
 }
 
 TabularWriter::TabularWriter(TabularFormat format, const ScoringMatrix& matrix, TabularOptions options)
-    : format_(std::move(format)), matrix_(matrix), options_(std::move(options)) {}
+    : format_(std::move(format)),
+      matrix_(matrix),
+      display_(matrix.alphabet() == AlphabetKind::kProtein ? std::make_shared<const DisplayMatrix>(matrix)
+                                                           : nullptr),
+      options_(std::move(options)) {}
 
 std::string TabularWriter::query(const TabularSequence& query, std::span<const TabularSequence> subjects,
                                  std::span<const TabularHit> hits) const {
@@ -294,7 +303,7 @@ std::string TabularWriter::query(const TabularSequence& query, std::span<const T
       throw Error(ErrorKind::kInternal, "tabular hit with a bad subject index");
     const TabularSequence& subject = subjects[hit.subject];
     const TabularHsp& hsp = hit.hsp;
-    const HspStats st = hsp_stats(hsp, query.residues, subject.residues, matrix_);
+    const HspStats st = hsp_stats(hsp, query.residues, subject.residues, matrix_, display_.get());
     const std::string_view sid = defline_id(subject.defline);
     int qcovs = 0;
     if (need_qcovs) {

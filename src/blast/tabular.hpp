@@ -41,6 +41,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,6 +51,8 @@
 #include "warpsearch/scoring.hpp"
 
 namespace warpsearch::blast {
+
+class DisplayMatrix;  // display_matrix.hpp
 
 // Every field blastp 2.12 lists for -outfmt 6/7/10 (blastp -help), in that order.
 enum class TabularField : std::uint8_t {
@@ -157,7 +160,8 @@ struct TabularOptions {
 
 class TabularWriter {
  public:
-  // The matrix decides "positive" (score > 0).
+  // The matrix decides "positive": for protein BLAST's formatter rule (the same letter, or a score above
+  // zero in display_matrix.hpp's matrix), for DNA a score above zero.
   TabularWriter(TabularFormat format, const ScoringMatrix& matrix, TabularOptions options);
 
   // One query's output in blastp's order of hits as given (blastp: subjects by best E-value, HSPs within a
@@ -171,7 +175,8 @@ class TabularWriter {
 
  private:
   TabularFormat format_;
-  ScoringMatrix matrix_;  // a copy: callers may pass a temporary
+  ScoringMatrix matrix_;                          // a copy: callers may pass a temporary
+  std::shared_ptr<const DisplayMatrix> display_;  // protein matrices only
   TabularOptions options_;
 };
 

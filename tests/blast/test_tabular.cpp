@@ -344,6 +344,52 @@ TEST(TabularBlastp, CoverageRoundingAndUnion) {
   EXPECT_GT(lines, 20);
 }
 
+// "positive" as BLAST's formatter counts it (display_matrix.hpp): an identity always (X with X scores -1
+// in BLOSUM62), U with C as C with C, and letters outside ARNDCQEGHILKMFPSTWYVBZX* (J, O) never against
+// another letter. Without blastp: the counts of one gapless HSP.
+TEST(TabularWriter, PositivesFollowTheFormattersMatrix) {
+  const Alphabet alpha = Alphabet::protein();
+  auto codes = [&](std::string_view text) {
+    std::vector<std::uint8_t> v;
+    for (const char c : text) v.push_back(*alpha.code(c));
+    return v;
+  };
+  const std::vector<std::uint8_t> q = codes("AXUJWOOU"), s = codes("AXCLWOAU");
+  TabularHit hit;
+  hit.hsp.score = 10;
+  hit.hsp.q_end = hit.hsp.s_end = 8;
+  hit.hsp.script = {EditRun{EditOp::kSubstitution, 8}};
+  const std::vector<TabularSequence> subjects{{"s", s}};
+  const TabularWriter writer(parse_tabular_format("6 nident positive mismatch"),
+                             ScoringMatrix::builtin("BLOSUM62"), TabularOptions{});
+  // Identities A X W O U (5); positives those and U/C (6); J/L and O/A are not.
+  EXPECT_EQ(writer.query({"q", q}, subjects, std::vector<TabularHit>{hit}), "5\t6\t3\n");
+}
+
+// The same against blastp: a protein with one position replaced by X, U, O, J, C or L, all against all.
+TEST(TabularBlastp, RareLettersAgainstEachOther) {
+  if (!have_blastp()) GTEST_SKIP() << "blastp not installed";
+  test::TempDir dir("ws_tabular");
+  const Alphabet alpha = Alphabet::protein();
+  const std::string base = "MKTAYIAKQRQISFVKSHFSRQLEERLGLI?VQAPILSRVGDGTQDNLSGAEKAVQVKVK";
+  Case c;
+  for (const char letter : std::string("XUOJCL")) {
+    std::string text = base;
+    text[text.find('?')] = letter;
+    std::vector<std::uint8_t> v;
+    for (const char ch : text) v.push_back(*alpha.code(ch));
+    c.qs.push_back({std::string("q_") + letter, v});
+    c.ss.push_back({std::string("s_") + letter, v});
+  }
+  c.q_path = (dir.path() / "q.fa").string();
+  c.s_path = (dir.path() / "s.fa").string();
+  write_fasta(c.qs, c.q_path);
+  write_fasta(c.ss, c.s_path);
+  int lines = 0;
+  compare_with_blastp(c, (dir.path() / "out.txt").string(), &lines);
+  EXPECT_GT(lines, 100);
+}
+
 // Bit scores from their real double values (not from blastp's text): BLOSUM62 11/1's tabulated lambda 0.267
 // and K 0.041, bits = (lambda * score - ln K) / ln 2, formatted must give blastp's column (truncation above
 // 99.9, %4.1f below).
