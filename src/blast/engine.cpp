@@ -219,6 +219,32 @@ void add_counts(SearchCounts& into, const SearchCounts& c) {
   into.redone_subjects += c.redone_subjects;
 }
 
+// The texts blastp prints apart for a subject of a -parse_seqids database (subject_ids.hpp); nullopt for
+// a database made without them (the defline as read serves).
+std::optional<ParsedSubjectIds> parsed_subject_ids(const std::vector<BlastDefline>& set) {
+  if (set.empty() || set.front().has_ordinal_id()) return std::nullopt;
+  const BlastDefline& first = set.front();
+  ParsedSubjectIds ids;
+  ids.seqid = first.seqid();
+  ids.acc = first.accession();
+  const BlastSeqId* best = first.best_id();
+  ids.accver = best == nullptr ? std::string("Unknown") : best->content(true);
+  ids.title = first.tabular_title();
+  ids.report_line = first.report_line();
+  ids.report_id = first.report_id();
+  for (std::size_t k = 0; k < set.size(); ++k) {
+    if (k > 0) {
+      ids.all_seqids += ';';
+      ids.all_accs += ';';
+      ids.all_titles += "<>";
+    }
+    ids.all_seqids += set[k].seqid();
+    ids.all_accs += set[k].accession();
+    ids.all_titles += set[k].tabular_title();
+  }
+  return ids;
+}
+
 std::string defline_of(const Sequence& seq) {
   return seq.description.empty() ? seq.name : seq.name + " " + seq.description;
 }
@@ -540,6 +566,8 @@ BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, c
       if (!held.contains(oid)) continue;
       BlastpSubject& subject = kept[oid];
       subject.defline = defline_at(batch, i);
+      if (blast_db != nullptr)
+        subject.ids = parsed_subject_ids(blast_db->deflines(static_cast<std::uint64_t>(oid)));
       if (batch.by_id) {
         const Residues r = batch.residues(i);
         subject.residues.assign(r.begin(), r.end());

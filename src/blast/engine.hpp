@@ -43,6 +43,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -52,6 +53,7 @@
 #include "blast/composition.hpp"
 #include "blast/hsp.hpp"
 #include "blast/search.hpp"
+#include "blast/subject_ids.hpp"
 #include "warpsearch/seqio.hpp"
 
 namespace warpsearch::dist {
@@ -131,6 +133,8 @@ struct BlastpTimings {
 struct BlastpSubject {
   std::string defline;  // "name description" as read
   std::vector<std::uint8_t> residues;
+  // The ids and title printed apart, for a BLAST+ database made with -parse_seqids (subject_ids.hpp).
+  std::optional<ParsedSubjectIds> ids;
 };
 
 struct BlastpQueryResult {

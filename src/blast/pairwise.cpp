@@ -545,7 +545,13 @@ std::string PairwiseWriter::query(const PairwiseQuery& query,
       if (options_.subject_mode) {
         out += "> " + wrap_heading(titles[i]);
       } else {
-        out += '>' + wrap_heading(s.defline.empty() ? std::string(kUnnamed) : std::string(s.defline));
+        if (!s.heading_id.empty() && s.defline.size() > s.heading_id.size() &&
+            s.defline.starts_with(s.heading_id)) {
+          out +=
+              '>' + std::string(s.heading_id) + ' ' + wrap_heading(s.defline.substr(s.heading_id.size() + 1));
+        } else {
+          out += '>' + wrap_heading(s.defline.empty() ? std::string(kUnnamed) : std::string(s.defline));
+        }
       }
       fmt::format_to(std::back_inserter(out), "\nLength={}\n\n", s.residues.size());
       for (const PairwiseHsp& hsp : s.hsps) {
@@ -627,8 +633,10 @@ std::string PairwiseWriter::footer() const {
   out += fmt::format("Matrix: {}\n", matrix_.name());
   out +=
       fmt::format("Gap Penalties: Existence: {}, Extension: {}\n", options_.gaps.open, options_.gaps.extend);
-  out += fmt::format("Neighboring words threshold: {}\nWindow for multiple hits: {}\n", options_.threshold,
-                     options_.window);
+  out += fmt::format(
+      "Neighboring words threshold: {}\nWindow for multiple hits: {}\n",
+      options_.threshold_text.empty() ? std::to_string(options_.threshold) : options_.threshold_text,
+      options_.window);
   return out;
 }
 

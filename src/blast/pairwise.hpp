@@ -62,7 +62,9 @@
 //   matrix (the named matrix over ARNDCQEGHILKMFPSTWYVBZX, '*' against others -4, U/C pairs scored as
 //   C/C, other letters never positive), else a blank, full width. Query letters inside the SEG mask
 //   print in lowercase; identities, positives and the middle line use the unmasked letters.
-// - Not handled: -parse_deflines / -parse_seqids ids, databases with several deflines per sequence,
+// - Databases made with -parse_seqids: the rows and ">" lines print "ACCESSION title" (PairwiseSubjectHits::
+//   heading_id; the ">" line wraps the title as if it stood alone).
+// - Not handled: -parse_deflines ids of FASTA subjects, databases with several deflines per sequence,
 //   -line_length / -html / -show_gis, titles that are not UTF-8
 //   (blastp re-encodes them), numeric references beyond U+10FFFF, queries whose ungapped
 //   statistics cannot be computed, and the titles of only punctuation that crash blastp's
@@ -106,8 +108,11 @@ struct PairwiseHsp {
 // description row's).
 struct PairwiseSubjectHits {
   std::string_view defline;  // -subject: the FASTA defline without '>'; database: the stored title
-  Residues residues;         // the whole subject (protein codes)
+  Residues residues;  // the whole subject (protein codes)
   std::vector<PairwiseHsp> hsps;
+  // Database made with -parse_seqids: defline is "ID title" (BlastDefline::report_line) and this the ID;
+  // the ">" line prints the ID, a blank, then the title wrapped as a title of its own.
+  std::string_view heading_id;
 };
 
 struct PairwiseQuery {
@@ -120,8 +125,9 @@ struct PairwiseQuery {
 
 struct PairwiseOptions {
   GapCosts gaps{11, 1};
-  int threshold = 11;  // BlastpSetup::threshold
-  int window = 40;     // BlastpOptions::window
+  int threshold = 11;          // BlastpSetup::threshold
+  std::string threshold_text;  // when set, printed instead: -threshold as given (blastp prints "11.5")
+  int window = 40;             // BlastpOptions::window
   // -subject (true): "> " subject lines with cleaned titles, "Posted date:  Unknown". Database (false):
   // ">" lines with the stored titles.
   bool subject_mode = true;

@@ -488,7 +488,7 @@ QueryContext QueryContext::create(Residues query_in, const BlastpOptions& option
     throw Error(ErrorKind::kUsage, "BLAST+ has no gapped statistics for " + matrix.name() +
                                        " with gap costs " + std::to_string(options.gaps.open) + "/" +
                                        std::to_string(options.gaps.extend));
-  setup.threshold = options.threshold > 0 ? options.threshold : blastp_default_threshold(matrix.name());
+  setup.threshold = options.threshold >= 0 ? options.threshold : blastp_default_threshold(matrix.name());
   setup.window = options.window > 0 ? options.window : blastp_default_window(matrix.name());
   if (options.comp_based_stats < 0 || options.comp_based_stats > 3)
     throw Error(ErrorKind::kUsage,

@@ -80,8 +80,8 @@ struct BlastpOptions {
   GapCosts gaps{11, 1};
   double evalue = 10;
   int word_size = 3;
-  int threshold = 0;  // 0: blastp_default_threshold(matrix)
-  bool seg = false;   // -seg yes (default parameters)
+  int threshold = -1;  // < 0: blastp_default_threshold(matrix); 0: exact words only (-threshold below 1)
+  bool seg = false;    // -seg yes (default parameters)
   int max_target_seqs = 500;
   // false (blastp's rule): the preliminary stage keeps prelim_hitlist_size(max_target_seqs) subjects and
   // the final list is the best max_target_seqs of those; true (-exact_max_target_seqs): no preliminary cut,

@@ -318,11 +318,15 @@ std::string TabularWriter::query(const TabularSequence& query, std::span<const T
         case TabularField::kQseqid:
         case TabularField::kQacc:
         case TabularField::kQaccver: out += qid; break;
-        case TabularField::kSseqid:
+        case TabularField::kSseqid: out += subject.ids ? std::string_view(subject.ids->seqid) : sid; break;
         case TabularField::kSallseqid:
-        case TabularField::kSacc:
-        case TabularField::kSaccver:
-        case TabularField::kSallacc: out += sid; break;
+          out += subject.ids ? std::string_view(subject.ids->all_seqids) : sid;
+          break;
+        case TabularField::kSacc: out += subject.ids ? std::string_view(subject.ids->acc) : sid; break;
+        case TabularField::kSaccver: out += subject.ids ? std::string_view(subject.ids->accver) : sid; break;
+        case TabularField::kSallacc:
+          out += subject.ids ? std::string_view(subject.ids->all_accs) : sid;
+          break;
         case TabularField::kQgi:
         case TabularField::kSgi:
         case TabularField::kSallgi: out += '0'; break;
@@ -361,8 +365,15 @@ std::string TabularWriter::query(const TabularSequence& query, std::span<const T
         case TabularField::kBtop: out += st.btop; break;
         case TabularField::kStitle:
         case TabularField::kSalltitles:
-          // -subject: N/A; a BLAST database keeps the defline as written (trailing blanks included).
-          out += options_.subject_mode ? std::string_view("N/A") : subject.defline;
+          // -subject: N/A; a BLAST database without -parse_seqids keeps the defline as written (trailing
+          // blanks included), one with them the title.
+          if (options_.subject_mode) {
+            out += "N/A";
+          } else if (subject.ids != nullptr) {
+            out += format_.fields[i] == TabularField::kStitle ? subject.ids->title : subject.ids->all_titles;
+          } else {
+            out += subject.defline;
+          }
           break;
         case TabularField::kStaxids:
           out += options_.subject_mode ? "N/A" : "0";

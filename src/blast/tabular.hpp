@@ -23,8 +23,10 @@
 // - qcovhsp = round(100 * (qend - qstart + 1) / qlen), qcovs the same on the union of the query ranges of
 //   all HSPs of that subject (for this query); round(x) = (int)(x + 0.5) if x < 99 else (int)x, so 380/381
 //   prints 99, not 100.
-// - Not handled: -parse_deflines / -parse_seqids id parsing (qacc "P69905" from "sp|P69905|..."), blastp's
-//   Query_N / Subject_N names for deflines without an id, outfmt 10 (CSV).
+// - Subjects of a BLAST+ database made with -parse_seqids print the ids and title the database stores
+//   (TabularSequence::ids: sacc "P69905" from "sp|P69905|HBA_HUMAN", stitle without the id).
+// - Not handled: -parse_deflines id parsing of queries and FASTA subjects (qacc "P69905" from
+//   "sp|P69905|..."), blastp's Query_N / Subject_N names for deflines without an id, outfmt 10 (CSV).
 // - qframe, sframe print 1 and frames "1/1" for blastp (as 2.12 does).
 // - Taxonomy fields (staxid, ssciname, scomname, sblastname, sskingdom and the plural forms), sstrand and
 //   qcovus print "N/A", as blastp 2.12 does without taxdb / taxonomy in the database (qcovus: N/A both with
@@ -48,6 +50,7 @@
 #include <vector>
 
 #include "blast/gapped.hpp"
+#include "blast/subject_ids.hpp"
 #include "warpsearch/scoring.hpp"
 
 namespace warpsearch::blast {
@@ -130,6 +133,8 @@ std::string format_tabular_bitscore(double bits);
 struct TabularSequence {
   std::string_view defline;
   Residues residues;
+  // A subject of a -parse_seqids BLAST+ database: its id and title columns from here (subject_ids.hpp).
+  const ParsedSubjectIds* ids = nullptr;
 };
 
 // One HSP: coordinates 0-based, ends exclusive, with its edit script (GappedAlignment conventions).

@@ -143,6 +143,9 @@ struct BlastpCliOptions {
   const CLI::Option* gapextend_opt = nullptr;
   const CLI::Option* threshold_opt = nullptr;
   const CLI::Option* window_size_opt = nullptr;
+  const CLI::Option* xdrop_ungap_opt = nullptr;
+  const CLI::Option* xdrop_gap_opt = nullptr;
+  const CLI::Option* xdrop_gap_final_opt = nullptr;
   const CLI::Option* max_target_seqs_opt = nullptr;
   const CLI::Option* max_hsps_opt = nullptr;
   const CLI::Option* num_threads_opt = nullptr;
@@ -241,6 +244,7 @@ class ReportWriter {
     // -max_target_seqs when given: blastp then lists and aligns that many subjects in -outfmt 0 (else
     // -num_descriptions 500 / -num_alignments 250).
     int report_subjects = 0;
+    std::string threshold_text;  // -threshold as given ("11.5"), empty when not given
   };
 
   ReportWriter(const std::string& spec, const Setup& setup) {
@@ -292,8 +296,9 @@ class ReportWriter {
   static blast::PairwiseOptions pairwise_options(const Setup& setup) {
     blast::PairwiseOptions options;
     options.gaps = setup.search->gaps;
-    options.threshold = setup.search->threshold > 0 ? setup.search->threshold
-                                                    : blast::blastp_default_threshold(setup.matrix->name());
+    options.threshold = setup.search->threshold >= 0 ? setup.search->threshold
+                                                     : blast::blastp_default_threshold(setup.matrix->name());
+    options.threshold_text = setup.threshold_text;
     options.window =
         setup.search->window > 0 ? setup.search->window : blast::blastp_default_window(setup.matrix->name());
     options.subject_mode = setup.subject_mode;
@@ -334,7 +339,8 @@ class ReportWriter {
                             const std::vector<const blast::BlastpSubject*>& subjects,
                             const std::vector<blast::SubjectHits>& hits) const {
     std::vector<blast::TabularSequence> sequences;
-    for (const blast::BlastpSubject* s : subjects) sequences.push_back({s->defline, s->residues});
+    for (const blast::BlastpSubject* s : subjects)
+      sequences.push_back({s->defline, s->residues, s->ids ? &*s->ids : nullptr});
     return tabular_->query({query.defline, query.residues}, sequences, blast::tabular_hits(hits));
   }
 
@@ -345,7 +351,7 @@ class ReportWriter {
     std::vector<std::string_view> deflines;
     for (const blast::BlastpSubject* s : subjects) {
       residues.push_back(s->residues);
-      deflines.push_back(s->defline);
+      deflines.push_back(s->ids ? std::string_view(s->ids->report_line) : std::string_view(s->defline));
     }
     blast::PairwiseQuery q;
     q.defline = query.defline;
@@ -354,6 +360,12 @@ class ReportWriter {
     q.ungapped = result.setup.ungapped;
     q.search_space = result.setup.lengths.search_space;
     std::vector<blast::PairwiseSubjectHits> subject_hits = blast::pairwise_hits(hits, residues, deflines);
+    for (std::size_t i = 0, k = 0; i < hits.size() && k < subject_hits.size(); ++i) {
+      if (hits[i].hsps.empty()) continue;  // pairwise_hits skips those
+      const blast::BlastpSubject* s = subjects[static_cast<std::size_t>(hits[i].oid)];
+      if (s->ids) subject_hits[k].heading_id = s->ids->report_id;
+      ++k;
+    }
     for (std::size_t i = 0; i < subject_hits.size() && i < result.adjust_rules.size(); ++i)
       for (std::size_t k = 0; k < subject_hits[i].hsps.size() && k < result.adjust_rules[i].size(); ++k)
         subject_hits[i].hsps[k].method = compadjust_method(result.adjust_rules[i][k]);
@@ -433,6 +445,10 @@ ScoringMatrix check_options(const BlastpCliOptions& o) {
   }
   if (o.threshold < 0)
     throw Error(ErrorKind::kUsage, fmt::format("-threshold {}: must be >= 0", o.threshold));
+  // blastp refuses a zero threshold (LookupTableOptionsValidate) but takes one below 1, which it truncates
+  // to 0: exact words only.
+  if (o.threshold_opt->count() > 0 && o.threshold == 0)
+    throw Error(ErrorKind::kUsage, "-threshold 0: a non-zero threshold is required (as in blastp)");
   if (o.max_target_seqs < 1)
     throw Error(ErrorKind::kUsage, fmt::format("-max_target_seqs {}: must be >= 1", o.max_target_seqs));
   if (o.max_hsps_opt->count() > 0 && o.max_hsps < 1)
@@ -446,6 +462,9 @@ ScoringMatrix check_options(const BlastpCliOptions& o) {
   }
   if (o.xdrop_ungap < 0 || o.xdrop_gap < 0 || o.xdrop_gap_final < 0)
     throw Error(ErrorKind::kUsage, "-xdrop_ungap, -xdrop_gap and -xdrop_gap_final must be >= 0");
+  if (o.xdrop_ungap_opt->count() > 0 && o.xdrop_ungap == 0)
+    throw Error(ErrorKind::kUsage,
+                "-xdrop_ungap 0: the ungapped X-dropoff must be greater than zero (as in blastp)");
 
   return load_matrix(o.matrix);
 }
@@ -471,18 +490,18 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   check_gap_costs(matrix, search.gaps);
   search.evalue = o.evalue;
   search.word_size = o.word_size;
-  // BLAST+ truncates the threshold to an integer (lookup->threshold = (Int4)opt->threshold); 0: the
-  // matrix's default.
-  search.threshold = o.threshold_opt->count() > 0 ? static_cast<int>(o.threshold) : 0;
+  // BLAST+ truncates the threshold to an integer (lookup->threshold = (Int4)opt->threshold), so one below 1
+  // keeps exact words only; not given: the matrix's default.
+  search.threshold = o.threshold_opt->count() > 0 ? static_cast<int>(o.threshold) : -1;
   search.seg = parse_seg(o.seg);
   search.max_target_seqs = o.max_target_seqs;
   search.exact_max_target_seqs = o.exact_max_target_seqs;
   search.max_hsps = o.max_hsps_opt->count() > 0 ? o.max_hsps : 0;
   search.window = o.window_size_opt->count() > 0 ? o.window_size : 0;
-  // BLAST+ keeps its default X-dropoffs for 0 (BLAST_FillInitialWordOptions / BLAST_FillExtensionOptions).
-  if (o.xdrop_ungap != 0) search.xdrop_ungap_bits = o.xdrop_ungap;
-  if (o.xdrop_gap != 0) search.xdrop_gap_bits = o.xdrop_gap;
-  if (o.xdrop_gap_final != 0) search.xdrop_gap_final_bits = o.xdrop_gap_final;
+  // Given X-dropoffs are taken as they are (blastp 2.12 uses a given 0 for the gapped ones).
+  if (o.xdrop_ungap_opt->count() > 0) search.xdrop_ungap_bits = o.xdrop_ungap;
+  if (o.xdrop_gap_opt->count() > 0) search.xdrop_gap_bits = o.xdrop_gap;
+  if (o.xdrop_gap_final_opt->count() > 0) search.xdrop_gap_final_bits = o.xdrop_gap_final;
   search.comp_based_stats = parse_comp_based_stats(o.comp_based_stats);
   // -num_threads when given, else the global --threads when given, else blastp's default of one thread.
   run.threads = o.num_threads_opt->count() > 0      ? static_cast<unsigned>(o.num_threads)
@@ -499,8 +518,9 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   std::future<DeviceSelection> device_probe =
       std::async(std::launch::async, [&global] { return global.resolve_devices(); });
 
-  ReportWriter::Setup report{&matrix, &search, have_subject, target, {}};
+  ReportWriter::Setup report{&matrix, &search, have_subject, target, {}, 0, {}};
   if (o.max_target_seqs_opt->count() > 0) report.report_subjects = o.max_target_seqs;
+  if (o.threshold_opt->count() > 0) report.threshold_text = fmt::format("{}", o.threshold);
   // Output first (an unwritable path fails before any work), then the subject totals, then the queries.
   std::optional<OutputFile> out;
   std::optional<ReportWriter> writer;
@@ -745,12 +765,12 @@ void register_blastp(CLI::App& app, const GlobalOptions& global) {
       "--max_hsps", o.max_hsps, "Set maximum number of HSPs per subject sequence to save for each query");
 
   auto extension = cmd->add_option_group("Extension options");
-  extension->add_option("--xdrop_ungap", o.xdrop_ungap,
-                        "X-dropoff value (in bits) for ungapped extensions [7]");
-  extension->add_option("--xdrop_gap", o.xdrop_gap,
-                        "X-dropoff value (in bits) for preliminary gapped extensions [15]");
-  extension->add_option("--xdrop_gap_final", o.xdrop_gap_final,
-                        "X-dropoff value (in bits) for final gapped alignment [25]");
+  o.xdrop_ungap_opt = extension->add_option("--xdrop_ungap", o.xdrop_ungap,
+                                            "X-dropoff value (in bits) for ungapped extensions [7]");
+  o.xdrop_gap_opt = extension->add_option("--xdrop_gap", o.xdrop_gap,
+                                          "X-dropoff value (in bits) for preliminary gapped extensions [15]");
+  o.xdrop_gap_final_opt = extension->add_option("--xdrop_gap_final", o.xdrop_gap_final,
+                                                "X-dropoff value (in bits) for final gapped alignment [25]");
   o.window_size_opt = extension->add_option(
       "--window_size", o.window_size,
       "Multiple hits window size (>= 1) [per matrix: BLOSUM45 60, BLOSUM80 25, PAM30 15, PAM70 20, else 40]");

@@ -853,15 +853,23 @@ std::string BlastDefline::accession() const {
 
 std::string BlastDefline::tabular_title() const { return title.empty() ? std::string("N/A") : title; }
 
-std::string BlastDefline::report_line() const {
-  const std::string text = title.empty() ? std::string(kUnnamed) : title;
-  if (has_ordinal_id()) return text;
+std::string BlastDefline::report_id() const {
+  if (has_ordinal_id()) return {};
   const BlastSeqId* best = best_id();
-  if (best == nullptr) return text;
+  if (best == nullptr) return {};
   const bool label = best->kind == SeqIdKind::kLocal || best->kind == SeqIdKind::kGeneral ||
                      best->kind == SeqIdKind::kPdb || best->kind == SeqIdKind::kPatent ||
                      (is_textseq(best->kind) && !best->accession.empty());
-  return (label ? best->content(true) : best->fasta()) + " " + text;
+  return label ? best->content(true) : best->fasta();
+}
+
+std::string BlastDefline::report_line() const {
+  std::string text = title.empty() ? std::string(kUnnamed) : title;
+  // An untitled PDB chain is shown with the title blastp's defline generator makes for it.
+  const BlastSeqId* best = has_ordinal_id() ? nullptr : best_id();
+  if (title.empty() && best != nullptr && best->kind == SeqIdKind::kPdb) text = "Chain " + best->name;
+  const std::string id = report_id();
+  return id.empty() ? text : id + " " + text;
 }
 
 void blast_defline_name(const BlastDefline& defline, std::string& name, std::string& description) {

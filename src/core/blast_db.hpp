@@ -167,6 +167,8 @@ struct BlastDefline {
   std::string tabular_title() const;
   // The text after '>' of blastp's pairwise report (outfmt 0): "title" in case (a), "ID title" in (b).
   std::string report_line() const;
+  // That ID ("P69905", "NP_000509.1"); empty in case (a) or without Seq-ids.
+  std::string report_id() const;
 };
 
 // Sequence::name / description for a defline (see the header comment): name = seqid().

@@ -205,6 +205,13 @@ Bytes encode_scan_part(const blast::BlastpScanPart& part) {
     w.integer(oid);
     w.str(subject.defline);
     w.bytes(subject.residues);
+    w.integer(std::uint64_t{subject.ids.has_value()});
+    if (subject.ids) {
+      const blast::ParsedSubjectIds& ids = *subject.ids;
+      for (const std::string* t : {&ids.seqid, &ids.all_seqids, &ids.acc, &ids.accver, &ids.all_accs,
+                                   &ids.title, &ids.all_titles, &ids.report_line, &ids.report_id})
+        w.str(*t);
+    }
   }
   write_search_counts(w, part.counts);
   return w.take();
@@ -226,6 +233,12 @@ blast::BlastpScanPart decode_scan_part(std::span<const std::uint8_t> message) {
     blast::BlastpSubject subject;
     subject.defline = r.str();
     subject.residues = r.bytes();
+    if (r.integer<std::uint64_t>() != 0) {
+      blast::ParsedSubjectIds& ids = subject.ids.emplace();
+      for (std::string* t : {&ids.seqid, &ids.all_seqids, &ids.acc, &ids.accver, &ids.all_accs, &ids.title,
+                             &ids.all_titles, &ids.report_line, &ids.report_id})
+        *t = r.str();
+    }
     part.subjects.emplace_back(oid, std::move(subject));
   }
   part.counts = read_search_counts(r);

@@ -586,7 +586,7 @@ TEST(PairwiseCbs, CompositionAdjustedSnippet) {
     h.bits = std::stod(f[8]);
     h.script = script_from_btop(f[9]);
     h.method = f[10] == "2" ? CompAdjustMethod::kMatrixAdjust : CompAdjustMethod::kCompositionBasedStats;
-    hits.push_back({it->defline, it->codes, {h}});
+    hits.push_back({it->defline, it->codes, {h}, {}});
   }
   std::string expected;
   for (char c : kCbsReport)

@@ -134,6 +134,51 @@ TEST_F(BlastpCli, DatabaseModeSameAsBlastp) {
   expect_same_as_blastp(args + "0 -db " + blast_db);
 }
 
+// A database made with -parse_seqids: ids of every common kind (and untitled records, a PDB chain among
+// them) print as blastp prints them: sseqid whole, sacc / saccver the accession, stitle without the id,
+// the pairwise report's rows and ">" lines "ACCESSION title" with the title wrapped on its own.
+TEST_F(BlastpCli, ParseSeqidsDatabaseSameAsBlastp) {
+  if (!have_blast_tools()) GTEST_SKIP() << "blastp / makeblastdb not installed";
+  std::istringstream in(first_records(tdata("prot/mmseqs_DB20k.fasta"), 400));
+  const std::string alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  std::string fasta, line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] != '>') {
+      fasta += line + "\n";
+      continue;
+    }
+    ++n;
+    const std::size_t space = line.find(' ');
+    std::string title = space == std::string::npos ? std::string() : line.substr(space + 1);
+    const std::string num = std::to_string(100000 + n);
+    const std::string ids[] = {"sp|P" + num + "|X" + num + "_HUMAN",
+                               "ref|NP_" + num + "." + std::to_string(n % 3 + 1) + "|",
+                               "gb|AAB" + num + ".1|",
+                               "pdb|" + std::to_string(n % 9 + 1) + alnum[n % 26] + alnum[(n / 26) % 36] +
+                                   alnum[(n / 936) % 36] + "|" + alnum[n % 26],
+                               "lcl|seq" + num,
+                               "gnl|mydb|id" + num,
+                               "emb|CAA" + num + ".2|",
+                               "tr|Q" + num + "|Q" + num + "_MOUSE",
+                               "gi|" + num + "|ref|XP_" + num + ".1|"};
+    if (n % 11 == 0) title.clear();
+    if (n % 13 == 0) title += "  two  spaces";
+    fasta += ">" + ids[n % 9] + (title.empty() ? "" : " " + title) + "\n";
+  }
+  write_file(dir / "ps.fa", fasta);
+  const std::string name = dir / "ps_blast";
+  const std::string cmd = "makeblastdb -dbtype prot -parse_seqids -in " + shell_quote(dir / "ps.fa") +
+                          " -out " + shell_quote(name) + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  write_file(dir / "q_ps.fa", first_records(tdata("prot/mmseqs_DB20k.fasta"), 30));
+  const std::string args = "-query " + shell_quote(dir / "q_ps.fa") + " -db " + shell_quote(name) +
+                           " -comp_based_stats 0 -evalue 1 -outfmt ";
+  expect_same_as_blastp(args + "'6 qseqid sseqid sacc saccver sallseqid sallacc stitle salltitles evalue'");
+  expect_same_as_blastp(args + "7");
+  expect_same_as_blastp(args + "0");
+}
+
 // Composition-based statistics: blastp's default (mode 2, no -comp_based_stats given), mode 1 and mode 3,
 // tabular and pairwise (whose HSP lines name the adjustment method per HSP).
 TEST_F(BlastpCli, CompositionBasedStatsSameAsBlastp) {
@@ -198,6 +243,13 @@ TEST_F(BlastpCli, MatrixGapAndExtensionOptionsSameAsBlastp) {
   expect_same_as_blastp(all + " -matrix BLOSUM80 -window_size 40");
   expect_same_as_blastp(all + " -gapopen 9 -gapextend 2 -word_size 2 -threshold 13 -evalue 1e-5");
   expect_same_as_blastp(all + " -xdrop_ungap 5 -xdrop_gap 10 -xdrop_gap_final 12 -window_size 20");
+  // A given gapped X-dropoff of 0 is used as it is; a threshold below 1 seeds from exact words only and
+  // the pairwise footer prints the threshold as given.
+  expect_same_as_blastp(all + " -xdrop_gap_final 0");
+  expect_same_as_blastp(all + " -xdrop_gap 0");
+  expect_same_as_blastp(all + " -threshold 0.5");
+  const std::string pairwise = "-query " + q5 + " -subject " + db2k + " -comp_based_stats 0 -outfmt 0";
+  expect_same_as_blastp(pairwise + " -threshold 11.5");
   // A matrix file with a built-in matrix's scores: that matrix's statistics and default gap costs.
   WS_REQUIRE_TESTDATA("mat/BLOSUM50");
   EXPECT_EQ(ws(all + " -matrix " + shell_quote(tdata("mat/BLOSUM50"))),
@@ -327,6 +379,8 @@ TEST_F(BlastpCli, UsageErrors) {
   expect_error(dir, s + " -outfmt 6 -word_size 6", 2, "-word_size 6");
   expect_error(dir, s + " -outfmt 6 -num_threads 0", 2, "-num_threads 0");
   expect_error(dir, s + " -outfmt 6 -evalue 0", 2, "-evalue 0");
+  expect_error(dir, s + " -outfmt 6 -threshold 0", 2, "-threshold 0: a non-zero threshold is required");
+  expect_error(dir, s + " -outfmt 6 -xdrop_ungap 0", 2, "-xdrop_ungap 0");
   expect_error(dir, q + " -subject - -outfmt 6", 2, "cannot be stdin");
 }
 
