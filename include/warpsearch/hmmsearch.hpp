@@ -89,7 +89,11 @@ struct RunLabels {
   // File names to echo for -o, -A, --tblout, --domtblout, --pfamtblout ("# output directed to file: ..."),
   // unset when the output is not requested.
   std::optional<std::string> o, A, tblout, domtblout, pfamtblout;
-  std::optional<int> cpu;             // echoed as "# number of worker threads:" when set
+  std::optional<int> cpu;  // echoed as "# number of worker threads:" when set
+  // Options given with exactly HMMER's default text ("-E 10.0", "--textw 120", "--cpu 2"): like HMMER
+  // (esl_opt_IsUsed is false when the value string equals the default string), their header line is
+  // not echoed. Names as on the command line ("-E", "--textw").
+  std::vector<std::string> given_as_default;
   std::string program = "hmmsearch";  // "# Program:" line of the table tails
   std::string command_line;           // "# Option settings:" line of the table tails
 };

@@ -16,6 +16,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -101,6 +103,16 @@ void run_hmmsearch(HmmsearchOptions& o, const GlobalOptions& global) {
     labels.pfamtblout = o.pfamtblout;
     labels.cpu = o.cpu;
     labels.command_line = spoof_command_line(o);
+    // HMMER 3.3.2's default texts of the options it echoes only when set to something else.
+    static constexpr std::pair<std::string_view, std::string_view> kDefaults[] = {
+        {"-E", "10.0"},   {"--domE", "10.0"}, {"--incE", "0.01"}, {"--incdomE", "0.01"}, {"--F1", "0.02"},
+        {"--F2", "1e-3"}, {"--F3", "1e-5"},   {"--seed", "42"},   {"--textw", "120"},    {"--cpu", "2"}};
+    for (const CLI::Option* opt : o.registered) {
+      if (opt->count() == 0 || opt->results().empty()) continue;
+      for (const auto& [name, text] : kDefaults)
+        if (opt->check_name(std::string(name)) && opt->results().back() == text)
+          labels.given_as_default.emplace_back(name);
+    }
     if (!comm.is_root()) return;
 
     OutputFile* report = nullptr;

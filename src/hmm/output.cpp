@@ -132,10 +132,10 @@ void write_header(std::string& out, std::string_view hmmfile, std::string_view s
   if (u.Z) appendf(out, "# sequence search space set to:    %.0f\n", *u.Z);
   if (u.domZ) appendf(out, "# domain search space set to:      %.0f\n", *u.domZ);
   if (u.seed) {
-    if (*u.seed == 0)
-      out += "# random number seed:              one-time arbitrary\n";
-    else
-      appendf(out, "# random number seed set to:       %d\n", *u.seed);
+    // HMMER 3.3.2 prints both lines for --seed 0 (its "if (seed == 0 && fprintf(...) < 0) ... else
+    // fprintf(...)" falls through to the second one).
+    if (*u.seed == 0) out += "# random number seed:              one-time arbitrary\n";
+    appendf(out, "# random number seed set to:       %d\n", *u.seed);
   }
   if (u.tformat) appendf(out, "# targ <seqfile> format asserted:  %s\n", cs(*u.tformat));
   if (u.cpu) appendf(out, "# number of worker threads:        %d\n", *u.cpu);

@@ -1242,6 +1242,19 @@ UsedOptions used_options(const Options& o, const RunLabels& labels) {
   u.domZ = o.domZ;
   if (o.seed) u.seed = static_cast<int>(*o.seed);
   u.cpu = labels.cpu;
+  // HMMER echoes an option only when its value text differs from the default text.
+  for (const std::string& name : labels.given_as_default) {
+    if (name == "-E") u.E.reset();
+    if (name == "--domE") u.domE.reset();
+    if (name == "--incE") u.incE.reset();
+    if (name == "--incdomE") u.incdomE.reset();
+    if (name == "--F1") u.F1.reset();
+    if (name == "--F2") u.F2.reset();
+    if (name == "--F3") u.F3.reset();
+    if (name == "--seed") u.seed.reset();
+    if (name == "--textw") u.textw.reset();
+    if (name == "--cpu") u.cpu.reset();
+  }
   return u;
 }
 

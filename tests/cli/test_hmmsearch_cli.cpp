@@ -86,6 +86,36 @@ TEST(HmmsearchCli, OutputFileAndEchoedOptions) {
   EXPECT_NE(rep.find("45  (1); expected 45.0 (1)"), std::string::npos) << rep;
 }
 
+// The header's option lines as HMMER prints them: an option given with exactly its default text ("-E
+// 10.0", "--textw 120", "--cpu 2", "--seed 42") is not echoed, the same value written otherwise is
+// ("-E 10"); --seed 0 prints both seed lines.
+TEST(HmmsearchCli, EchoedOptionsAsHmmsearch) {
+  WS_REQUIRE_TESTDATA("hmm/globins4.hmm");
+  WS_REQUIRE_TESTDATA("prot/globins45.fa");
+  if (!have_hmmsearch()) GTEST_SKIP() << "hmmsearch not installed";
+  const TempDir dir("h8_cli");
+  auto header = [](const std::string& text) {
+    std::istringstream in(text);
+    std::string line, out;
+    while (std::getline(in, line) && line.rfind("Query:", 0) != 0)
+      if (line.rfind("# query HMM file", 0) != 0 && line.rfind("# target sequence", 0) != 0)
+        out += line + "\n";
+    return out;
+  };
+  const std::string files =
+      " " + shell_quote(tdata("hmm/globins4.hmm")) + " " + shell_quote(tdata("prot/globins45.fa"));
+  for (const char* opts : {"-E 10.0 --domE 10.0 --incE 0.01 --incdomE 0.01", "-E 10 --incE 0.010",
+                           "--F1 0.02 --F2 1e-3 --F3 1e-5", "--F2 0.001", "--textw 120 --cpu 2",
+                           "--textw 130", "--seed 42", "--seed 0", "--seed 7 --cpu 3"}) {
+    const CliResult r = run_cli(std::string("hmmsearch --noali ") + opts + files);
+    ASSERT_EQ(r.status, 0) << opts << "\n" << r.err;
+    const std::string cmd =
+        std::string("hmmsearch --noali ") + opts + files + " > " + shell_quote(dir / "h.out");
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    EXPECT_EQ(header(r.out), header(read_file(dir / "h.out"))) << opts;
+  }
+}
+
 TEST(HmmsearchCli, UsageErrors) {
   WS_REQUIRE_TESTDATA("hmm/fn3.hmm");
   const std::string args =
