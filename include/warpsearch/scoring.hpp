@@ -29,8 +29,9 @@ struct GapCosts {
 
   // Cost of a gap of length k (k >= 0): 0 for k == 0, else open + k * extend.
   constexpr int cost(int k) const { return k == 0 ? 0 : open + k * extend; }
-  // Throws Error(kUsage) unless 0 <= open, extend <= 127 (the 8-bit kernels hold them in one byte).
+  // Throws Error(kUsage) unless 0 <= open, extend <= kMaxGapCost (the 8-bit kernels hold them in one byte).
   void validate() const;
+  static constexpr int kMaxGapCost = 127;
 
   friend constexpr bool operator==(const GapCosts&, const GapCosts&) = default;
 };

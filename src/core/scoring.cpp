@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -166,6 +167,9 @@ void GapCosts::validate() const {
   if (open < 0) throw Error(ErrorKind::kUsage, fmt::format("gap open cost must be >= 0 (got {})", open));
   if (extend < 0)
     throw Error(ErrorKind::kUsage, fmt::format("gap extend cost must be >= 0 (got {})", extend));
+  if (open > kMaxGapCost || extend > kMaxGapCost)
+    throw Error(ErrorKind::kUsage, fmt::format("gap costs must be at most {} (got open {}, extend {})",
+                                               kMaxGapCost, open, extend));
 }
 
 ScoringMatrix::ScoringMatrix(std::string name, AlphabetKind alphabet, const Table& table,
@@ -362,6 +366,12 @@ ScoringMatrix ScoringMatrix::from_ncbi_file(const std::string& path) {
 
 ScoringMatrix ScoringMatrix::load(const std::string& name_or_path) {
   if (is_builtin(name_or_path)) return builtin(name_or_path);
+  // A bare name (no '/') that is neither built in nor an existing file: a mistyped matrix name
+  // (docs/SCORING.md); a path that does not exist stays an I/O error naming the file.
+  std::error_code ec;
+  if (name_or_path.find('/') == std::string::npos && !std::filesystem::exists(name_or_path, ec))
+    throw Error(ErrorKind::kUsage, fmt::format("matrix {}: not a built-in matrix ({}) nor a matrix file",
+                                               name_or_path, fmt::join(builtin_names(), ", ")));
   return from_ncbi_file(name_or_path);
 }
 

@@ -93,7 +93,7 @@ void Config::validate() const {
         ErrorKind::kUsage,
         fmt::format("scoring matrix {} has no positive score: no local alignment exists", matrix.name()));
   gaps.validate();
-  if (gaps.open + gaps.extend < 1)
+  if (static_cast<long long>(gaps.open) + gaps.extend < 1)
     throw Error(ErrorKind::kUsage, "gap open + gap extend must be at least 1 (a gap must cost something)");
   if (top < 1) throw Error(ErrorKind::kUsage, "the number of alignments to report (top) must be at least 1");
   if (min_score < 1)

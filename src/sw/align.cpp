@@ -48,7 +48,7 @@ std::string_view mode_name(Mode mode) {
 
 void Config::validate() const {
   gaps.validate();
-  if (gaps.open + gaps.extend < 1)
+  if (static_cast<long long>(gaps.open) + gaps.extend < 1)
     throw Error(ErrorKind::kUsage, "gap open + gap extend must be at least 1 (a gap must cost something)");
 }
 

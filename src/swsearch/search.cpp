@@ -76,7 +76,7 @@ void Options::validate() const {
   if (!(evalue > 0.0) || std::isnan(evalue))
     throw Error(ErrorKind::kUsage, fmt::format("the E-value threshold must be positive (got {})", evalue));
   gaps.validate();
-  if (gaps.open + gaps.extend < 1)
+  if (static_cast<long long>(gaps.open) + gaps.extend < 1)
     throw Error(ErrorKind::kUsage, "gap open + gap extend must be at least 1 (a gap must cost something)");
   if (matrix.max_score() <= 0)
     throw Error(

@@ -314,9 +314,19 @@ TEST(CliAlign, BadInputIsAClearErrorAndLeavesNoFile) {
   r = align(dir, "q.fa", "t.fa", "--alphabet dna --matrix " + quote(dir / "bad.mat") + out);
   EXPECT_EQ(r.status, 4);
   EXPECT_TRUE(contains(r.err, dir / "bad.mat" + ":4:")) << r.err;
-  r = align(dir, "p.fa", "p.fa", "--matrix NOSUCH62" + out);  // not a built-in name: a file name
+  r = align(dir, "p.fa", "p.fa", "--matrix NOSUCH62" + out);  // neither a built-in name nor a file
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, "NOSUCH62: not a built-in matrix (BLOSUM45, ")) << r.err;
+  r = align(dir, "p.fa", "p.fa", "--matrix " + quote(dir / "no_such.mat") + out);  // a path: I/O error
   EXPECT_EQ(r.status, 3);
-  EXPECT_TRUE(contains(r.err, "NOSUCH62")) << r.err;
+  EXPECT_TRUE(contains(r.err, dir / "no_such.mat")) << r.err;
+  r = align(dir, "q.fa", "t.fa", "--gap-open 128" + out);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, "gap costs must be at most 127")) << r.err;
+  r = align(dir, "q.fa", "t.fa", "--gap-open 1 --gap-extend 2147483647" + out);
+  EXPECT_EQ(r.status, 2);
+  r = align(dir, "q.fa", "t.fa", "--gap-open 2147483647 --gap-extend 1" + out);
+  EXPECT_EQ(r.status, 2);
   r = align(dir, "q.fa", "t.fa", "--matrix BLOSUM62" + out);  // protein matrix, DNA sequences
   EXPECT_EQ(r.status, 2);
   EXPECT_TRUE(contains(r.err, "protein matrix")) << r.err;
