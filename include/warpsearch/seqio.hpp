@@ -27,6 +27,7 @@ struct ReaderOptions {
   SeqFormat format = SeqFormat::kAuto;   // kAuto: '>' starts FASTA, '@' starts FASTQ
   bool strict_letters = false;           // letters outside the alphabet are an error, not X/N
   bool allow_empty_sequences = false;    // zero-length records are an error unless set
+  bool keep_header = false;              // also fill Sequence::header (the header line as written)
   std::size_t buffer_bytes = 1 << 20;    // input buffer size
 };
 

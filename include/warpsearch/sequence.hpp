@@ -24,6 +24,7 @@ struct Sequence {
   std::vector<MaskRun> soft_mask;      // lowercase runs, sorted, non-overlapping, non-adjacent
   std::string quality;                 // FASTQ quality string (same length as residues); empty for FASTA
   std::uint64_t line = 0;              // 1-based line of the record's header in its source file
+  std::string header;  // the header line after '>' / '@' as written (only with ReaderOptions::keep_header)
 
   std::size_t length() const { return residues.size(); }
   void clear() {
@@ -32,6 +33,7 @@ struct Sequence {
     residues.clear();
     soft_mask.clear();
     quality.clear();
+    header.clear();
     line = 0;
   }
 };

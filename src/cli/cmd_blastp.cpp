@@ -376,7 +376,10 @@ class ReportWriter {
   std::optional<blast::PairwiseWriter> pairwise_;
 };
 
+// A query's defline: the header as written (blanks kept; the reports cut it at its first control
+// character as blastp does), else name and description.
 std::string defline_of(const Sequence& seq) {
+  if (!seq.header.empty()) return seq.header;
   return seq.description.empty() ? seq.name : seq.name + " " + seq.description;
 }
 
@@ -541,7 +544,9 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
                   fmt::format("{} holds no sequences", have_db ? "the database" : "-subject"), target);
     }
     writer.emplace(o.outfmt, report);
-    reader.emplace(o.query, blast::subject_reader_options());
+    ReaderOptions query_options = blast::subject_reader_options();
+    query_options.keep_header = true;
+    reader.emplace(o.query, query_options);
     more = reader->next(seq);
     if (!more) throw Error(ErrorKind::kInput, "the query file holds no sequences", reader->path());
   });

@@ -506,6 +506,7 @@ struct SequenceReader::Impl {
     while (desc < text.size() && is_space(static_cast<unsigned char>(text[desc]))) ++desc;
     seq.name.assign(text.substr(0, name_end));
     seq.description.assign(text.substr(desc));
+    if (options_.keep_header) seq.header.assign(text);
     in_records_ = true;
   }
 

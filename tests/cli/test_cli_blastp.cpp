@@ -120,6 +120,21 @@ TEST_F(BlastpCli, SubjectModeSameAsBlastp) {
   expect_same_as_blastp("-query " + q5 + " -subject " + db2k + " -comp_based_stats 0 -outfmt 0");
 }
 
+// Query headers as blastp prints them in "Query=" and "# Query:": blank runs kept, the header cut at a
+// tab (blastp's FASTA reader ends a defline at its first control character).
+TEST_F(BlastpCli, QueryHeadersWithBlankRunsAndTabs) {
+  if (!have_blast_tools()) GTEST_SKIP() << "blastp / makeblastdb not installed";
+  const std::string globin = first_records(tdata("prot/globins45.fa"), 1);
+  const std::string residues = globin.substr(globin.find('\n') + 1);
+  write_file(dir / "qh.fa", ">qa  two  spaces title  \n" + residues + ">qb title\twith tab\n" + residues +
+                                ">qc\ttab after the id\n" + residues);
+  const std::string args =
+      "-query " + shell_quote(dir / "qh.fa") + " -subject " + globins + " -comp_based_stats 0";
+  expect_same_as_blastp(args + " -outfmt 7");
+  expect_same_as_blastp(args + " -outfmt 0");
+  expect_same_as_blastp(args + " -outfmt '6 qseqid sseqid score'");
+}
+
 TEST_F(BlastpCli, DatabaseModeSameAsBlastp) {
   if (!have_blast_tools()) GTEST_SKIP() << "blastp / makeblastdb not installed";
   const std::string blast_db = make_blast_db();
