@@ -32,13 +32,6 @@ constexpr std::string_view kUnnamed = "unnamed protein product";
 // C isspace in the "C" locale.
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
 
-// blastp's FASTA reader keeps a defline up to its first control character.
-std::string_view fasta_defline(std::string_view defline) {
-  for (std::size_t i = 0; i < defline.size(); ++i)
-    if (static_cast<unsigned char>(defline[i]) < 0x20) return defline.substr(0, i);
-  return defline;
-}
-
 std::string_view trim_blanks(std::string_view s) {
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
@@ -454,7 +447,8 @@ PairwiseHsp pairwise_hsp(const Hsp& hsp, CompAdjustMethod method) {
 std::vector<PairwiseSubjectHits> pairwise_hits(const std::vector<SubjectHits>& hits,
                                                std::span<const Residues> subjects,
                                                std::span<const std::string_view> deflines,
-                                               CompAdjustMethod method) {
+                                               CompAdjustMethod method,
+                                               std::span<const std::string_view> heading_ids) {
   std::vector<PairwiseSubjectHits> out;
   for (const SubjectHits& h : hits) {
     if (h.hsps.empty()) continue;
@@ -463,6 +457,7 @@ std::vector<PairwiseSubjectHits> pairwise_hits(const std::vector<SubjectHits>& h
       throw Error(ErrorKind::kInternal, "pairwise hit with a bad subject index");
     PairwiseSubjectHits s;
     s.defline = deflines[oid];
+    if (oid < heading_ids.size()) s.heading_id = heading_ids[oid];
     s.residues = subjects[oid];
     for (const Hsp& hsp : h.hsps) s.hsps.push_back(pairwise_hsp(hsp, method));
     out.push_back(std::move(s));

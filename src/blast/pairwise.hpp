@@ -108,7 +108,7 @@ struct PairwiseHsp {
 // description row's).
 struct PairwiseSubjectHits {
   std::string_view defline;  // -subject: the FASTA defline without '>'; database: the stored title
-  Residues residues;  // the whole subject (protein codes)
+  Residues residues;         // the whole subject (protein codes)
   std::vector<PairwiseHsp> hsps;
   // Database made with -parse_seqids: defline is "ID title" (BlastDefline::report_line) and this the ID;
   // the ">" line prints the ID, a blank, then the title wrapped as a title of its own.
@@ -166,12 +166,14 @@ class PairwiseWriter {
 
 PairwiseHsp pairwise_hsp(const Hsp& hsp, CompAdjustMethod method = CompAdjustMethod::kNone);
 
-// The engine's hit lists (search.hpp: oid = index into subjects, deflines[oid] its defline) as writer
-// input, order kept. The residues and deflines must outlive the result.
+// The engine's hit lists (search.hpp: oid = index into subjects, deflines[oid] its defline, heading_ids[oid]
+// when given its PairwiseSubjectHits::heading_id) as writer input, order kept. The residues and texts must
+// outlive the result.
 std::vector<PairwiseSubjectHits> pairwise_hits(const std::vector<SubjectHits>& hits,
                                                std::span<const Residues> subjects,
                                                std::span<const std::string_view> deflines,
-                                               CompAdjustMethod method = CompAdjustMethod::kNone);
+                                               CompAdjustMethod method = CompAdjustMethod::kNone,
+                                               std::span<const std::string_view> heading_ids = {});
 
 // "User specified sequence set (Input: <path as given>)." (with the final period of outfmt 0).
 std::string subject_database_title(std::string_view subject_path);

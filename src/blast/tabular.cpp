@@ -114,13 +114,6 @@ std::string_view defline_id(std::string_view defline) {
   return defline.substr(i, j - i);
 }
 
-// blastp's FASTA reader keeps a defline up to its first control character (a tab ends it).
-std::string_view up_to_control(std::string_view defline) {
-  for (std::size_t i = 0; i < defline.size(); ++i)
-    if (static_cast<unsigned char>(defline[i]) < 0x20) return defline.substr(0, i);
-  return defline;
-}
-
 std::string_view trim_right(std::string_view text) {
   while (!text.empty() && is_blank(text.back())) text.remove_suffix(1);
   return text;
@@ -277,6 +270,12 @@ std::string subject_database_label(std::string_view subject_path) {
   return fmt::format("User specified sequence set (Input: {})", subject_path);
 }
 
+std::string_view fasta_defline(std::string_view defline) {
+  for (std::size_t i = 0; i < defline.size(); ++i)
+    if (static_cast<unsigned char>(defline[i]) < 0x20) return defline.substr(0, i);
+  return defline;
+}
+
 TabularWriter::TabularWriter(TabularFormat format, const ScoringMatrix& matrix, TabularOptions options)
     : format_(std::move(format)),
       matrix_(matrix),
@@ -290,7 +289,7 @@ std::string TabularWriter::query(const TabularSequence& query, std::span<const T
   auto it = std::back_inserter(out);
   if (format_.outfmt == 7) {
     fmt::format_to(it, "# {}\n# Query: {}\n# Database: {}\n", options_.program,
-                   trim_right(up_to_control(query.defline)), options_.database_label);
+                   trim_right(fasta_defline(query.defline)), options_.database_label);
     if (!hits.empty()) {
       out += "# Fields: ";
       for (std::size_t i = 0; i < format_.fields.size(); ++i) {

@@ -34,7 +34,8 @@
 //   stitle / salltitles: "N/A" with -subject; with a database made by makeblastdb without -parse_seqids, the
 //   whole defline as written (id included, trailing blanks kept).
 // - Letters (qseq, sseq, btop) are those of the matrix's alphabet (protein for blastp; swsearch also DNA).
-// - outfmt 7 per query: "# BLASTP 2.12.0+" (TabularOptions::program), "# Query: <defline up to its first control character, trailing blanks
+// - outfmt 7 per query: "# BLASTP 2.12.0+" (TabularOptions::program), "# Query: <defline up to its first
+// control character, trailing blanks
 //   removed>", "# Database: <label>", then when there are hits "# Fields: <descriptions joined by ', '>",
 //   then "# N hits found" (also for 0 and 1); after all queries "# BLAST processed N queries"
 //   (TabularOptions::processed_by).
@@ -187,5 +188,8 @@ class TabularWriter {
 
 // "User specified sequence set (Input: <path as given>)"; for -db the label is the database name as given.
 std::string subject_database_label(std::string_view subject_path);
+
+// A FASTA defline as blastp's FASTA reader keeps it: up to its first control character (a tab ends it).
+std::string_view fasta_defline(std::string_view defline);
 
 }  // namespace warpsearch::blast

@@ -348,10 +348,11 @@ class ReportWriter {
                              const std::vector<const blast::BlastpSubject*>& subjects,
                              const std::vector<blast::SubjectHits>& hits) const {
     std::vector<blast::Residues> residues;
-    std::vector<std::string_view> deflines;
+    std::vector<std::string_view> deflines, heading_ids;
     for (const blast::BlastpSubject* s : subjects) {
       residues.push_back(s->residues);
       deflines.push_back(s->ids ? std::string_view(s->ids->report_line) : std::string_view(s->defline));
+      heading_ids.push_back(s->ids ? std::string_view(s->ids->report_id) : std::string_view());
     }
     blast::PairwiseQuery q;
     q.defline = query.defline;
@@ -359,13 +360,8 @@ class ReportWriter {
     q.mask = result.setup.mask;
     q.ungapped = result.setup.ungapped;
     q.search_space = result.setup.lengths.search_space;
-    std::vector<blast::PairwiseSubjectHits> subject_hits = blast::pairwise_hits(hits, residues, deflines);
-    for (std::size_t i = 0, k = 0; i < hits.size() && k < subject_hits.size(); ++i) {
-      if (hits[i].hsps.empty()) continue;  // pairwise_hits skips those
-      const blast::BlastpSubject* s = subjects[static_cast<std::size_t>(hits[i].oid)];
-      if (s->ids) subject_hits[k].heading_id = s->ids->report_id;
-      ++k;
-    }
+    std::vector<blast::PairwiseSubjectHits> subject_hits =
+        blast::pairwise_hits(hits, residues, deflines, blast::CompAdjustMethod::kNone, heading_ids);
     for (std::size_t i = 0; i < subject_hits.size() && i < result.adjust_rules.size(); ++i)
       for (std::size_t k = 0; k < subject_hits[i].hsps.size() && k < result.adjust_rules[i].size(); ++k)
         subject_hits[i].hsps[k].method = compadjust_method(result.adjust_rules[i][k]);
