@@ -22,6 +22,8 @@ struct ParsedSubjectIds {
   std::string report_line;  // -outfmt 0: the description row's and the ">" line's text (accession, title)
   std::string report_id;    // that accession ("" when the line is the title alone): the ">" line wraps
                             // the title after it as if it stood alone
+
+  friend bool operator==(const ParsedSubjectIds&, const ParsedSubjectIds&) = default;
 };
 
 }  // namespace warpsearch::blast

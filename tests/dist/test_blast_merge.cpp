@@ -65,6 +65,7 @@ void expect_same_part(const BlastpScanPart& a, const BlastpScanPart& b) {
     EXPECT_EQ(a.subjects[i].first, b.subjects[i].first);
     EXPECT_EQ(a.subjects[i].second.defline, b.subjects[i].second.defline);
     EXPECT_EQ(a.subjects[i].second.residues, b.subjects[i].second.residues);
+    EXPECT_EQ(a.subjects[i].second.ids, b.subjects[i].second.ids);
   }
   EXPECT_EQ(a.counts.word_hits, b.counts.word_hits);
   EXPECT_EQ(a.counts.prelim_hsps, b.counts.prelim_hsps);
@@ -176,6 +177,21 @@ TEST(BlastWire, TruncatedPartIsAProtocolError) {
   const Bytes msg = encode_scan_part(part);
   expect_same_part(decode_scan_part(msg), part);
   EXPECT_THROW(decode_scan_part(std::span<const std::uint8_t>(msg.data(), msg.size() - 3)), Error);
+  // A subject of a -parse_seqids database carries its ids and titles through the wire.
+  BlastpScanPart parsed = part;
+  parsed.subjects.front().second.ids = blast::ParsedSubjectIds{"sp|P69905|HBA_HUMAN",
+                                                               "sp|P69905|HBA_HUMAN;ref|NP_000549.1|",
+                                                               "P69905",
+                                                               "P69905",
+                                                               "P69905;NP_000549",
+                                                               "Hemoglobin alpha",
+                                                               "Hemoglobin alpha<>hemoglobin subunit alpha",
+                                                               "P69905 Hemoglobin alpha",
+                                                               "P69905"};
+  const Bytes parsed_msg = encode_scan_part(parsed);
+  expect_same_part(decode_scan_part(parsed_msg), parsed);
+  EXPECT_THROW(decode_scan_part(std::span<const std::uint8_t>(parsed_msg.data(), parsed_msg.size() - 3)),
+               Error);
 
   // The part's entries as traceback work (what rank 0 sends a rank): every field back exactly.
   std::vector<TraceWorkView> views;
