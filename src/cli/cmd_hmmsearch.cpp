@@ -110,7 +110,7 @@ void run_hmmsearch(HmmsearchOptions& o, const GlobalOptions& global) {
     for (const CLI::Option* opt : o.registered) {
       if (opt->count() == 0 || opt->results().empty()) continue;
       for (const auto& [name, text] : kDefaults)
-        if (opt->check_name(std::string(name)) && opt->results().back() == text)
+        if (opt->check_name(std::string(name)) && given_text(*opt) == text)
           labels.given_as_default.emplace_back(name);
     }
     if (!comm.is_root()) return;

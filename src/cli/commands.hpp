@@ -47,6 +47,13 @@ struct GlobalOptions {
 // parse_alphabet() does not know is Error(kUsage).
 std::optional<AlphabetKind> alphabet_option(const std::string& text);
 
+// Makes every integer option of app and its commands (main() calls it once all are registered) take decimal
+// text only, as HMMER does (CLI11 alone reads "042" as octal and "0x10" as hex); blastp's, and all of them
+// with allow_hex, also take "0x" and hexadecimal digits, as BLAST+ does.
+void decimal_integer_options(CLI::App& app, bool allow_hex);
+// The last value given for opt as it was typed (before decimal_integer_options dropped leading zeros).
+std::string given_text(const CLI::Option& opt);
+
 void register_makedb(CLI::App& app, const GlobalOptions& global);
 void register_dbinfo(CLI::App& app, const GlobalOptions& global);
 void register_devices(CLI::App& app, const GlobalOptions& global);

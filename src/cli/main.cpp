@@ -12,8 +12,12 @@
 #include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <new>
 #include <optional>
 #include <string>
@@ -106,6 +110,70 @@ std::vector<std::string> blast_style_arguments(const CLI::App& app, int argc, ch
   return args;
 }
 
+// CLI11 converts integer text with strtoll(text, 0): "042" would be octal 34, "0x10" hex 16, and an unsigned
+// 64-bit option would take "-1" as 2^64 - 1. BLAST+ and HMMER read integers in decimal, so every integer
+// option of every command takes an optional sign and decimal digits (leading zeros allowed) and nothing
+// else; the text reaches CLI11's conversion (and the option's own checks) without its leading zeros, and
+// given_text() keeps it as typed.
+std::map<const CLI::Option*, std::string>& typed_texts() {
+  static std::map<const CLI::Option*, std::string> texts;  // written while parsing (one thread)
+  return texts;
+}
+
+// BLAST+ also reads "0x" followed by hexadecimal digits, so blastp does (allow_hex).
+std::string decimal_integer(std::string& text, bool is_unsigned, bool allow_hex) {
+  if (allow_hex && text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    std::uint64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data() + 2, text.data() + text.size(), value, 16);
+    if (ec == std::errc::result_out_of_range) return fmt::format("'{}' is out of range", text);
+    if (ec != std::errc() || end != text.data() + text.size())
+      return fmt::format("'{}' is not an integer", text);
+    text = std::to_string(value);
+    return {};
+  }
+  std::size_t digits = 0;
+  bool negative = false;
+  if (!text.empty() && (text[0] == '+' || text[0] == '-')) {
+    negative = text[0] == '-';
+    digits = 1;
+  }
+  const bool all_digits =
+      digits < text.size() && std::all_of(text.begin() + static_cast<std::ptrdiff_t>(digits), text.end(),
+                                          [](char c) { return c >= '0' && c <= '9'; });
+  if (!all_digits) return fmt::format("'{}' is not a decimal integer", text);
+  if (negative && is_unsigned) return fmt::format("'{}': expected a number >= 0", text);
+  const std::size_t first = std::min(text.find_first_not_of('0', digits), text.size() - 1);
+  text = (negative ? "-" : "") + text.substr(first);
+  return {};
+}
+
+}  // namespace
+
+void decimal_integer_options(CLI::App& app, bool allow_hex) {
+  for (CLI::Option* opt : app.get_options()) {
+    const std::string full_type = opt->get_type_name();  // "UINT" or "UINT:NONNEGATIVE" (its checks)
+    const std::string type = full_type.substr(0, full_type.find(':'));
+    if ((type != "INT" && type != "UINT") || opt->get_expected_min() == 0) continue;
+    const bool is_unsigned = type == "UINT";
+    opt->transform(CLI::Validator(
+        [is_unsigned, allow_hex, opt](std::string& text) {
+          typed_texts()[opt] = text;
+          return decimal_integer(text, is_unsigned, allow_hex);
+        },
+        "", "decimal"));
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    decimal_integer_options(*sub, allow_hex || sub->get_name() == "blastp");  // its option groups too
+}
+
+std::string given_text(const CLI::Option& opt) {
+  const auto typed = typed_texts().find(&opt);
+  if (typed != typed_texts().end()) return typed->second;
+  return opt.results().empty() ? std::string() : opt.results().back();
+}
+
+namespace {
+
 // Commands that run distributed under MPI (docs/MPI.md); the others refuse to run on several ranks.
 constexpr std::string_view kMpiCommands[] = {"hmmsearch", "blastp", "swsearch", "align", "scan"};
 
@@ -147,6 +215,7 @@ int run(int argc, char** argv, const dist::Comm& comm) {
   register_scan(app, global);
   register_blastp(app, global);
   register_swsearch(app, global);
+  decimal_integer_options(app, false);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
     bool distributed = false;
     for (const std::string_view name : kMpiCommands) distributed = distributed || sub->get_name() == name;

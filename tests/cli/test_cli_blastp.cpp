@@ -110,6 +110,9 @@ TEST_F(BlastpCli, SubjectModeSameAsBlastp) {
   expect_same_as_blastp(all + " -outfmt 0");
   // -max_target_seqs also sets how many subjects outfmt 0 lists and aligns.
   expect_same_as_blastp(all + " -outfmt 0 -max_target_seqs 3");
+  // Integer values as BLAST+ reads them: decimal with leading zeros (not octal), or 0x and hexadecimal.
+  expect_same_as_blastp(all + " -outfmt 6 -max_target_seqs 010");
+  expect_same_as_blastp(all + " -outfmt 6 -max_target_seqs 0x9 -max_hsps 01");
   expect_same_as_blastp(all + " -outfmt 6 -seg yes");
   // A query without ungapped statistics (all X): no hits, its report without Karlin blocks, as blastp.
   write_file(dir / "allx.fa", ">allx\nXXXXXXXXXXXXXXXX\n" + first_records(tdata("prot/globins45.fa"), 1));

@@ -42,6 +42,28 @@ TEST(CliMain, UnknownOptionAndBadDeviceAreUsageErrors) {
   EXPECT_NE(r.out.find("--device"), std::string::npos) << r.out;
 }
 
+// CLI11 alone would read "010" as octal 8, "0x3" as hex 3 and "-1" for a 64-bit count as 2^64 - 1: every
+// integer option takes decimal digits only (blastp's also 0x and hexadecimal digits, as BLAST+).
+TEST(CliMain, IntegerOptionsAreDecimal) {
+  const CliRun leading_zeros = run_cli("--device cpu --threads 010 devices");
+  EXPECT_EQ(leading_zeros.status, 0) << leading_zeros.out;
+  for (const char* args : {"--threads 0x3 devices", "--threads 1e1 devices", "--threads 3x devices",
+                           "--threads - devices", "devices --threads ' 2'"}) {
+    const CliRun r = run_cli(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.out.find("not a decimal integer"), std::string::npos) << args << ": " << r.out;
+  }
+  const CliRun negative = run_cli("--threads -1 devices");
+  EXPECT_EQ(negative.status, 2);
+  EXPECT_NE(negative.out.find("'-1': expected a number >= 0"), std::string::npos) << negative.out;
+  const CliRun top = run_cli("swsearch --query q.fa --db d.fa --top 0x10");
+  EXPECT_EQ(top.status, 2);
+  EXPECT_NE(top.out.find("--top: '0x10' is not a decimal integer"), std::string::npos) << top.out;
+  const CliRun hex = run_cli("blastp -query q.fa -subject s.fa -max_target_seqs 0xZ");
+  EXPECT_EQ(hex.status, 2);
+  EXPECT_NE(hex.out.find("'0xZ' is not an integer"), std::string::npos) << hex.out;
+}
+
 TEST(CliMain, EveryCommandHasHelpWithExamples) {
   for (const char* cmd : {"makedb", "dbinfo", "devices", "align", "hmmsearch", "scan", "blastp"}) {
     const CliRun r = run_cli(std::string(cmd) + " --help");

@@ -104,9 +104,12 @@ TEST(HmmsearchCli, EchoedOptionsAsHmmsearch) {
   };
   const std::string files =
       " " + shell_quote(tdata("hmm/globins4.hmm")) + " " + shell_quote(tdata("prot/globins45.fa"));
-  for (const char* opts : {"-E 10.0 --domE 10.0 --incE 0.01 --incdomE 0.01", "-E 10 --incE 0.010",
-                           "--F1 0.02 --F2 1e-3 --F3 1e-5", "--F2 0.001", "--textw 120 --cpu 2",
-                           "--textw 130", "--seed 42", "--seed 0", "--seed 7 --cpu 3"}) {
+  for (const char* opts :
+       {"-E 10.0 --domE 10.0 --incE 0.01 --incdomE 0.01", "-E 10 --incE 0.010",
+        "--F1 0.02 --F2 1e-3 --F3 1e-5", "--F2 0.001", "--textw 120 --cpu 2", "--textw 130", "--seed 42",
+        "--seed 0", "--seed 7 --cpu 3",
+        // Integers are decimal, leading zeros and all (not octal), and echoed as HMMER does.
+        "--seed 042", "--seed 010", "--textw 0130", "--cpu 02"}) {
     const CliResult r = run_cli(std::string("hmmsearch --noali ") + opts + files);
     ASSERT_EQ(r.status, 0) << opts << "\n" << r.err;
     const std::string cmd =
@@ -127,7 +130,8 @@ TEST(HmmsearchCli, UsageErrors) {
   for (const Case& c :
        {Case{"-E 1 -T 5", "incompatible"}, Case{"--max --F1 0.1", "incompatible"},
         Case{"--textw 100", "--textw"}, Case{"-E 0", "-E must be > 0"},
-        Case{"--cut_ga --cut_tc", "mutually exclusive"}, Case{"--tformat embl", "--tformat"}}) {
+        Case{"--cut_ga --cut_tc", "mutually exclusive"}, Case{"--tformat embl", "--tformat"},
+        Case{"--seed 0x2A", "not a decimal integer"}, Case{"--textw 1e3", "not a decimal integer"}}) {
     const CliResult r = run_cli("hmmsearch " + c.options + args);
     EXPECT_EQ(r.status, 2) << c.options << ": " << r.err;
     EXPECT_NE((r.out + r.err).find(c.message), std::string::npos) << c.options << ": " << r.err;
