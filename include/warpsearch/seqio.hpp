@@ -28,7 +28,12 @@ struct ReaderOptions {
   bool strict_letters = false;           // letters outside the alphabet are an error, not X/N
   bool allow_empty_sequences = false;    // zero-length records are an error unless set
   bool keep_header = false;              // also fill Sequence::header (the header line as written)
-  std::size_t buffer_bytes = 1 << 20;    // input buffer size
+  // BLAST+'s query reader (blastp's queries): FASTA text before the first header line is a record without a
+  // header, and a header line without a name (">", "> " or ">  text") gives a record with an empty name;
+  // blanks before a name are skipped (">  id text": name "id"). Otherwise both are format errors.
+  bool allow_unnamed = false;
+  bool skip_hyphens = false;  // '-' in sequence lines is skipped (counted in hyphens()), not an error
+  std::size_t buffer_bytes = 1 << 20;  // input buffer size
 };
 
 class SequenceReader {
@@ -49,11 +54,13 @@ class SequenceReader {
   SeqFormat format() const;          // resolved format (after the first byte)
   const Alphabet& alphabet() const;  // resolved alphabet (guessed before the first record returns)
   bool gzipped() const;
-  std::uint64_t records() const;          // records returned so far
-  std::uint64_t residues() const;         // residues returned so far
-  std::uint64_t unknown_letters() const;  // letters mapped to X/N so far
-  std::uint64_t bytes_read() const;       // uncompressed bytes consumed so far
-  std::uint64_t line() const;             // current 1-based line number
+  std::uint64_t records() const;            // records returned so far
+  std::uint64_t residues() const;           // residues returned so far
+  std::uint64_t unknown_letters() const;    // letters mapped to X/N so far
+  std::uint64_t hyphens() const;            // '-' skipped so far (ReaderOptions::skip_hyphens)
+  std::uint64_t first_hyphen_line() const;  // the line of the first one (0: none)
+  std::uint64_t bytes_read() const;         // uncompressed bytes consumed so far
+  std::uint64_t line() const;               // current 1-based line number
 
  private:
   struct Impl;

@@ -83,6 +83,9 @@ ReaderOptions subject_reader_options();
 struct BlastpQuery {
   std::string defline;                 // FASTA header without '>' ("name description")
   std::vector<std::uint8_t> residues;  // protein codes (alphabet.hpp)
+  // The id the reports print for a query whose defline has none (a FASTA record without a header line, or
+  // ">" alone): blastp's "Query_N", N its 1-based number in the query file. Empty for a named query.
+  std::string unnamed_id;
 };
 
 struct BlastpRunOptions {

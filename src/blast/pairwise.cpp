@@ -499,9 +499,14 @@ std::string PairwiseWriter::header() const {
 std::string PairwiseWriter::query(const PairwiseQuery& query,
                                   std::span<const PairwiseSubjectHits> hits) const {
   std::string out = "Query= ";
-  for (const std::string& line : blast_wrap(trim_blanks(fasta_defline(query.defline)), kTitleWidth))
-    out += line + '\n';
-  fmt::format_to(std::back_inserter(out), "\nLength={}\n", query.residues.size());
+  const std::string_view title = trim_blanks(fasta_defline(query.defline));
+  if (title.empty()) {
+    out += '\n';  // an unnamed query (BlastpQuery::unnamed_id): blastp leaves out the blank line
+  } else {
+    for (const std::string& line : blast_wrap(title, kTitleWidth)) out += line + '\n';
+    out += '\n';
+  }
+  fmt::format_to(std::back_inserter(out), "Length={}\n", query.residues.size());
 
   if (hits.empty()) {
     out += "\n\n***** No hits found *****\n\n\n\n";

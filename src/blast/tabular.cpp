@@ -302,7 +302,8 @@ std::string TabularWriter::query(const TabularSequence& query, std::span<const T
   }
   const bool need_qcovs =
       std::find(format_.fields.begin(), format_.fields.end(), TabularField::kQcovs) != format_.fields.end();
-  const std::string_view qid = defline_id(query.defline);
+  const std::string_view qid =
+      defline_id(query.defline).empty() ? query.unnamed_id : defline_id(query.defline);
   const int qlen = static_cast<int>(query.residues.size());
   for (const TabularHit& hit : hits) {
     if (hit.subject >= subjects.size())

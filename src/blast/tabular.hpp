@@ -136,6 +136,7 @@ struct TabularSequence {
   Residues residues;
   // A subject of a -parse_seqids BLAST+ database: its id and title columns from here (subject_ids.hpp).
   const ParsedSubjectIds* ids = nullptr;
+  std::string_view unnamed_id{};  // the id of a query whose defline has none (BlastpQuery::unnamed_id)
 };
 
 // One HSP: coordinates 0-based, ends exclusive, with its edit script (GappedAlignment conventions).

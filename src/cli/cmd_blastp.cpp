@@ -341,7 +341,8 @@ class ReportWriter {
     std::vector<blast::TabularSequence> sequences;
     for (const blast::BlastpSubject* s : subjects)
       sequences.push_back({s->defline, s->residues, s->ids ? &*s->ids : nullptr});
-    return tabular_->query({query.defline, query.residues}, sequences, blast::tabular_hits(hits));
+    return tabular_->query({query.defline, query.residues, nullptr, query.unnamed_id}, sequences,
+                           blast::tabular_hits(hits));
   }
 
   std::string pairwise_query(const blast::BlastpQuery& query, const blast::BlastpQueryResult& result,
@@ -372,10 +373,11 @@ class ReportWriter {
   std::optional<blast::PairwiseWriter> pairwise_;
 };
 
-// A query's defline: the header as written (blanks kept; the reports cut it at its first control
-// character as blastp does), else name and description.
+// A query's defline: the header as written (blanks kept, but not the spaces before its name; the reports
+// cut it at its first control character as blastp does), else name and description.
 std::string defline_of(const Sequence& seq) {
-  if (!seq.header.empty()) return seq.header;
+  if (!seq.header.empty())
+    return seq.header.substr(std::min(seq.header.find_first_not_of(' '), seq.header.size()));
   return seq.description.empty() ? seq.name : seq.name + " " + seq.description;
 }
 
@@ -540,8 +542,13 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
                   fmt::format("{} holds no sequences", have_db ? "the database" : "-subject"), target);
     }
     writer.emplace(o.outfmt, report);
+    // Queries as blastp reads them: a record without a header or without a name (an id Query_N), an empty
+    // sequence (reported without hits) and '-' (skipped) with a warning.
     ReaderOptions query_options = blast::subject_reader_options();
     query_options.keep_header = true;
+    query_options.allow_unnamed = true;
+    query_options.allow_empty_sequences = true;
+    query_options.skip_hyphens = true;
     reader.emplace(o.query, query_options);
     more = reader->next(seq);
     if (!more) throw Error(ErrorKind::kInput, "the query file holds no sequences", reader->path());
@@ -555,19 +562,28 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   const bool query_split = comm.size() > 1 && global.split() == dist::Split::kQueries;
   const std::size_t batch_queries = query_split ? kSplitBatchQueries : kBatchQueries;
   const std::size_t batch_residues = query_split ? kSplitBatchResidues : kBatchResidues;
+  std::uint64_t query_number = 0;    // queries read so far
+  std::uint64_t query_residues = 0;  // their residues
   const auto read_batch = [&](std::vector<blast::BlastpQuery>& batch) {
     std::size_t residues = 0;
     std::size_t blast_fill = 0;
     while (more) {
       residues += seq.length();
       blast_fill += seq.length();
-      batch.push_back({defline_of(seq), std::move(seq.residues)});
+      ++query_number;
+      query_residues += seq.length();
+      batch.push_back({defline_of(seq), std::move(seq.residues),
+                       seq.name.empty() ? fmt::format("Query_{}", query_number) : std::string()});
       more = reader->next(seq);
       if (blast_fill >= blast::kBlastpQueryBatchResidues) {
         blast_fill = 0;
         if (batch.size() >= batch_queries || residues >= batch_residues) break;
       }
     }
+    // blastp fails ("Query is Empty!") when no query has a residue; so does this, before any output (called
+    // inside dist::agree, every rank together).
+    if (!more && query_residues == 0)
+      throw Error(ErrorKind::kInput, "every query sequence is empty", reader->path());
   };
   // The probe's GPUs (waits for it the first time). blastp_run calls this once its database reader has
   // started, so that the database is read while the devices start up.
@@ -609,11 +625,17 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
     for (std::size_t q = 0; q < result.queries.size(); ++q) {
       for (const blast::SubjectHits& list : result.queries[q].hits) b.hsps += list.hsps.size();
       // blastp warns the same way and reports the query without hits.
-      if (!global.quiet && !(result.queries[q].setup.ungapped.lambda > 0))
+      const std::string_view name = batch[q].unnamed_id.empty() ? batch[q].defline : batch[q].unnamed_id;
+      if (global.quiet) continue;
+      if (batch[q].residues.empty())
+        b.messages +=
+            fmt::format("warpsearch: warning: query {} ({}): empty sequence; it is reported without hits\n",
+                        first + q + 1, name);
+      else if (!(result.queries[q].setup.ungapped.lambda > 0))
         b.messages += fmt::format(
             "warpsearch: warning: query {} ({}): ungapped Karlin-Altschul parameters cannot be computed "
             "(no residue with a positive expected score, e.g. all X); it is reported without hits\n",
-            first + q + 1, batch[q].defline);
+            first + q + 1, name);
     }
     return b;
   };
@@ -686,6 +708,9 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   if (!comm.is_root()) return;
   out->write(writer->footer(queries));
   out->commit();
+  if (!global.quiet && reader->hyphens() > 0)  // as blastp's FASTA reader warns
+    fmt::print(stderr, "warpsearch: warning: {}:{}: '-' in the query sequences ({} of them) skipped\n",
+               reader->path(), reader->first_hyphen_line(), reader->hyphens());
   if (o.timing)
     fmt::print(stderr, "timing: command {:.3f} s (from reading the options to the output's commit)\n",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

@@ -212,13 +212,13 @@ constexpr std::uint8_t kInvalidCode = 30;  // above every residue code (< 27)
 constexpr std::uint8_t kSkipCode = 31;
 static_assert(kProteinCodes <= kInvalidCode && kDnaCodes <= kInvalidCode);
 
-ByteClasses build_classes(const Alphabet& alphabet) {
+ByteClasses build_classes(const Alphabet& alphabet, bool skip_hyphens) {
   ByteClasses classes{};
   for (int i = 0; i < 256; ++i) {
     const auto c = static_cast<unsigned char>(i);
     const std::uint8_t v = alphabet.classify(c);
     std::uint8_t e = 0;
-    if (is_space(c)) {
+    if (is_space(c) || (skip_hyphens && c == '-')) {
       e = kSlow | kSkipCode;
     } else if (v == kCodeInvalid) {
       e = kSlow | kInvalidCode;
@@ -338,13 +338,19 @@ struct SequenceReader::Impl {
         format_(options.format),
         alphabet_(options.alphabet.value_or(AlphabetKind::kProtein)) {
     look_ahead();
-    classes_ = build_classes(alphabet_);
+    classes_ = build_classes(alphabet_, options_.skip_hyphens);
   }
 
   bool next(Sequence& seq) {
     seq.clear();
     if (!skip_to_record()) return false;
-    read_header(seq);
+    if (headerless_) {  // allow_unnamed: a first record without a header line
+      headerless_ = false;
+      in_records_ = true;
+      seq.line = line_;
+    } else {
+      read_header(seq);
+    }
     record_unknown_ = 0;
     if (format_ == SeqFormat::kFasta) {
       read_fasta_body(seq);
@@ -483,6 +489,10 @@ struct SequenceReader::Impl {
         continue;
       }
       if (skip_blank_line()) continue;
+      if (!in_records_ && options_.allow_unnamed && format_ == SeqFormat::kFasta) {
+        headerless_ = true;
+        return true;
+      }
       if (!in_records_) {
         fail(ErrorKind::kFormat, std::string("text before the first '") + header + "' header line", line);
       }
@@ -497,14 +507,17 @@ struct SequenceReader::Impl {
     ++pos_;
     read_line(header_);
     const std::string_view text = header_;
-    std::size_t name_end = 0;
+    std::size_t name_begin = 0;
+    if (options_.allow_unnamed)
+      while (name_begin < text.size() && is_space(static_cast<unsigned char>(text[name_begin]))) ++name_begin;
+    std::size_t name_end = name_begin;
     while (name_end < text.size() && !is_space(static_cast<unsigned char>(text[name_end]))) ++name_end;
-    if (name_end == 0) {
+    if (name_end == name_begin && !options_.allow_unnamed) {
       fail(ErrorKind::kFormat, std::string("missing sequence name after '") + marker + "'", seq.line);
     }
     std::size_t desc = name_end;
     while (desc < text.size() && is_space(static_cast<unsigned char>(text[desc]))) ++desc;
-    seq.name.assign(text.substr(0, name_end));
+    seq.name.assign(text.substr(name_begin, name_end - name_begin));
     seq.description.assign(text.substr(desc));
     if (options_.keep_header) seq.header.assign(text);
     in_records_ = true;
@@ -662,7 +675,10 @@ struct SequenceReader::Impl {
       const auto c = static_cast<unsigned char>(p[i]);
       const std::uint8_t e = classes_[c];
       const std::uint8_t code = e & kCodeBits;
-      if (code == kSkipCode) continue;
+      if (code == kSkipCode) {
+        if (c == '-' && hyphens_++ == 0) first_hyphen_line_ = line_;
+        continue;
+      }
       if (code == kInvalidCode) {
         fail(ErrorKind::kFormat, "invalid character " + quote(c) + " in sequence", line_);
       }
@@ -697,12 +713,15 @@ struct SequenceReader::Impl {
   Alphabet alphabet_;
   ByteClasses classes_{};
   bool in_records_ = false;  // a header has been read
+  bool headerless_ = false;  // skip_to_record() stopped at a first record without a header (allow_unnamed)
   std::string header_;       // the last header line, without the marker
   std::string scratch_;      // the last FASTQ '+' line, without the '+'
   std::uint64_t record_unknown_ = 0;
   std::uint64_t records_ = 0;
   std::uint64_t residues_ = 0;
   std::uint64_t unknown_ = 0;
+  std::uint64_t hyphens_ = 0;
+  std::uint64_t first_hyphen_line_ = 0;
 };
 
 // ---------------------------------------------------------------------------------------------------
@@ -723,6 +742,8 @@ bool SequenceReader::gzipped() const { return impl_->source_.gzipped(); }
 std::uint64_t SequenceReader::records() const { return impl_->records_; }
 std::uint64_t SequenceReader::residues() const { return impl_->residues_; }
 std::uint64_t SequenceReader::unknown_letters() const { return impl_->unknown_; }
+std::uint64_t SequenceReader::hyphens() const { return impl_->hyphens_; }
+std::uint64_t SequenceReader::first_hyphen_line() const { return impl_->first_hyphen_line_; }
 std::uint64_t SequenceReader::bytes_read() const { return impl_->delivered_ - (impl_->end_ - impl_->pos_); }
 std::uint64_t SequenceReader::line() const { return impl_->line_; }
 

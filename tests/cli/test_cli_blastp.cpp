@@ -10,6 +10,7 @@
 // tested in tests/blast).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -136,6 +137,38 @@ TEST_F(BlastpCli, QueryHeadersWithBlankRunsAndTabs) {
   expect_same_as_blastp(args + " -outfmt 7");
   expect_same_as_blastp(args + " -outfmt 0");
   expect_same_as_blastp(args + " -outfmt '6 qseqid sseqid score'");
+}
+
+// Queries blastp reads with a warning: without a header line or a name (reported as Query_N, N the query's
+// number in the file), with blanks before the name, empty (reported without hits), with '-' (skipped).
+TEST_F(BlastpCli, QueriesWithoutNamesEmptyOrWithHyphens) {
+  if (!have_blast_tools()) GTEST_SKIP() << "blastp / makeblastdb not installed";
+  const std::string globin = first_records(tdata("prot/globins45.fa"), 1);
+  const std::string residues = globin.substr(globin.find('\n') + 1);
+  std::string gapped = residues.substr(0, 40);
+  gapped.insert(20, "--");
+  const std::string before_gapped = residues + ">\n" + residues + ">  spaced title\n" + residues + ">   \n" +
+                                    residues + ">empty one\n\n>gapped\n";
+  write_file(dir / "qu.fa", before_gapped + gapped + "\n");
+  const auto gapped_line = std::count(before_gapped.begin(), before_gapped.end(), '\n') + 1;
+  const std::string args = "-query " + shell_quote(dir / "qu.fa") + " -subject " + globins +
+                           " -comp_based_stats 0 -max_target_seqs 3";
+  expect_same_as_blastp(args + " -outfmt 7");
+  expect_same_as_blastp(args + " -outfmt 0");
+  expect_same_as_blastp(args + " -outfmt '6 qseqid qacc qlen sseqid score'");
+  const CliResult warned = run_cli("blastp " + args + " -outfmt 6");
+  EXPECT_NE(warned.err.find("query 5 (empty one): empty sequence"), std::string::npos) << warned.err;
+  EXPECT_NE(warned.err.find("qu.fa:" + std::to_string(gapped_line) +
+                            ": '-' in the query sequences (2 of them) skipped"),
+            std::string::npos)
+      << warned.err;
+  // No query with a residue: an error, as blastp's "Query is Empty!", and no output file.
+  write_file(dir / "qe.fa", ">a\n>b\n\n");
+  const CliResult r = run_cli("blastp -query " + shell_quote(dir / "qe.fa") + " -subject " + globins +
+                              " -out " + shell_quote(dir / "qe.out"));
+  EXPECT_EQ(r.status, 4);
+  EXPECT_NE(r.err.find("every query sequence is empty"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "qe.out"));
 }
 
 TEST_F(BlastpCli, DatabaseModeSameAsBlastp) {
@@ -340,7 +373,9 @@ TEST_F(BlastpCli, InputErrors) {
   expect_error(dir, "-query " + globins + " -subject " + shell_quote(dir / "empty.fa") + " -outfmt 6", 4,
                "holds no sequences");
   write_file(dir / "zero.fa", ">a\nMKV\n>b\n>c\nACDEF\n");
-  expect_error(dir, "-query " + shell_quote(dir / "zero.fa") + subject, 4, "zero.fa:3: empty sequence 'b'");
+  // An empty subject (an empty query is reported without hits, as blastp does).
+  expect_error(dir, "-query " + globins + " -subject " + shell_quote(dir / "zero.fa") + " -outfmt 6", 4,
+               "zero.fa:3: empty sequence 'b'");
   // An invalid residue in the second query: reported with its file and line.
   write_file(dir / "bad.fa", ">a\nMKVLAAGIVG\n>b\nMKV\nLA1AG\n");
   expect_error(dir, "-query " + shell_quote(dir / "bad.fa") + subject, 4, "bad.fa:5:");

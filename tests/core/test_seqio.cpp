@@ -50,6 +50,12 @@ struct Options {
     value.allow_empty_sequences = true;
     return *this;
   }
+  Options& blast_queries() {  // blastp's query reader
+    value.allow_unnamed = true;
+    value.skip_hyphens = true;
+    value.keep_header = true;
+    return *this;
+  }
   Options& buffer(std::size_t bytes) {
     value.buffer_bytes = bytes;
     return *this;
@@ -277,6 +283,38 @@ TEST_F(SeqioTest, FastaMissingNameIsAnError) {
   EXPECT_EQ(error_text(">a\nAC\n> desc\nAC\n", ErrorKind::kFormat),
             where(3) + "missing sequence name after '>'");
   EXPECT_EQ(error_text(">a\nAC\n>\r\n", ErrorKind::kFormat), where(3) + "missing sequence name after '>'");
+}
+
+// BLAST+'s query reader: a first record without a header, ">" with no name or blanks before the name, and
+// '-' in sequence lines (skipped and counted).
+TEST_F(SeqioTest, UnnamedRecordsAndHyphensWhenAllowed) {
+  const std::string content = "MK-V\nLL\n>\nAC\n>  id  text \nG-G-\n>   \nW\n>x\nAA\n";
+  const std::string path = write("u.fa", content);
+  SequenceReader reader(path, Options().blast_queries());
+  std::vector<Sequence> records;
+  for (Sequence seq; reader.next(seq);) records.push_back(seq);
+  ASSERT_EQ(records.size(), 5u);
+  EXPECT_EQ(records[0].name, "");
+  EXPECT_EQ(records[0].header, "");
+  EXPECT_EQ(records[0].line, 1u);
+  EXPECT_EQ(records[0].length(), 5u);  // MKVLL
+  EXPECT_EQ(records[1].name, "");
+  EXPECT_EQ(records[1].line, 3u);
+  EXPECT_EQ(records[2].name, "id");
+  EXPECT_EQ(records[2].description, "text ");
+  EXPECT_EQ(records[2].header, "  id  text ");
+  EXPECT_EQ(records[2].length(), 2u);
+  EXPECT_EQ(records[3].name, "");
+  EXPECT_EQ(records[4].name, "x");
+  EXPECT_EQ(reader.hyphens(), 3u);
+  EXPECT_EQ(reader.first_hyphen_line(), 1u);
+  // Without the options each of these is an error.
+  EXPECT_EQ(error_text("MK\n>a\nAC\n", ErrorKind::kFormat),
+            where(1) + "text before the first '>' header line");
+  EXPECT_EQ(error_text(">a\nA-C\n", ErrorKind::kFormat), where(2) + "invalid character '-' in sequence");
+  // Other invalid bytes stay errors with them.
+  EXPECT_EQ(error_text(">a\nA.C\n", ErrorKind::kFormat, Options().blast_queries()),
+            where(2) + "invalid character '.' in sequence");
 }
 
 TEST_F(SeqioTest, EmptySequenceIsAnInputErrorUnlessAllowed) {
