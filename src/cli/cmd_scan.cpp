@@ -544,7 +544,7 @@ void register_scan(CLI::App& app, const GlobalOptions& global) {
          "Hint: alignment length in target residues that sections overlap by (0: automatic). Results "
          "are exact for any value; only the time changes")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   cmd->add_option(
          "--pool", opts->pool,
          "Candidate pool per query (0: max(64 x top, 65536)); too small a pool is detected and the scan "

@@ -205,7 +205,7 @@ void register_swsearch(CLI::App& app, const GlobalOptions& global) {
   auto rep = cmd->add_option_group("Reporting");
   rep->add_option("--top", o.top, "Hits reported per query: the best N by score (ties: database order)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   rep->add_option("-E,--evalue", o.evalue, "Report hits with E-value <= this")->capture_default_str();
   o.z_opt =
       rep->add_option("-Z", o.Z, "Database size (sequences) for E-values [default: the database's count]");

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -51,6 +52,9 @@ std::optional<AlphabetKind> alphabet_option(const std::string& text);
 // text only, as HMMER does (CLI11 alone reads "042" as octal and "0x10" as hex); blastp's, and all of them
 // with allow_hex, also take "0x" and hexadecimal digits, as BLAST+ does.
 void decimal_integer_options(CLI::App& app, bool allow_hex);
+// A check for an integer option: its value must be >= min ("must be >= 1"; CLI11's PositiveNumber and
+// NonNegativeNumber print their range up to 1.8e308 with 300 digits).
+CLI::Validator at_least(std::int64_t min);
 // The last value given for opt as it was typed (before decimal_integer_options dropped leading zeros).
 std::string given_text(const CLI::Option& opt);
 

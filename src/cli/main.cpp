@@ -166,6 +166,18 @@ void decimal_integer_options(CLI::App& app, bool allow_hex) {
     decimal_integer_options(*sub, allow_hex || sub->get_name() == "blastp");  // its option groups too
 }
 
+CLI::Validator at_least(std::int64_t min) {
+  return CLI::Validator(
+      [min](const std::string& text) {
+        std::int64_t value = 0;  // the text is decimal here (decimal_integer_options' transform ran first)
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec == std::errc() && end == text.data() + text.size() && value < min)
+          return fmt::format("{} given; it must be >= {}", text, min);
+        return std::string();
+      },
+      fmt::format(">= {}", min));
+}
+
 std::string given_text(const CLI::Option& opt) {
   const auto typed = typed_texts().find(&opt);
   if (typed != typed_texts().end()) return typed->second;
@@ -180,6 +192,10 @@ constexpr std::string_view kMpiCommands[] = {"hmmsearch", "blastp", "swsearch", 
 int run(int argc, char** argv, const dist::Comm& comm) {
   CLI::App app{"warpsearch: GPU-accelerated homologous sequence search", "warpsearch"};
   app.require_subcommand(1);
+  // Command-line mistakes print as every other error does.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return fmt::format("warpsearch: error: {}\nRun with --help for more information.\n", e.what());
+  });
   app.set_version_flag("--version", fmt::format("warpsearch {} (GPU support: {})", kVersion,
                                                 gpu_support_compiled() ? "CUDA" : "none"));
   app.footer(
@@ -192,8 +208,7 @@ int run(int argc, char** argv, const dist::Comm& comm) {
   app.add_option("-t,--threads", global.threads,
                  "CPU threads (0 = all the CPUs this process may use; under MPI, each rank's share of its "
                  "node's CPUs)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->capture_default_str();
   app.add_option("--device", global.device, "Where to compute: auto (GPU if usable), cpu, gpu")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}));

@@ -59,6 +59,15 @@ TEST(CliMain, IntegerOptionsAreDecimal) {
   const CliRun top = run_cli("swsearch --query q.fa --db d.fa --top 0x10");
   EXPECT_EQ(top.status, 2);
   EXPECT_NE(top.out.find("--top: '0x10' is not a decimal integer"), std::string::npos) << top.out;
+  // Lower bounds say so (CLI11's own checks printed a range up to 1.8e308), in the format of every error.
+  const CliRun zero = run_cli("swsearch --query q.fa --db d.fa --top 000");
+  EXPECT_EQ(zero.status, 2);
+  EXPECT_NE(zero.out.find("warpsearch: error: --top: 0 given; it must be >= 1"), std::string::npos)
+      << zero.out;
+  const CliRun overlap = run_cli("scan --query q.fa --target t.fa --overlap -5");
+  EXPECT_EQ(overlap.status, 2);
+  EXPECT_NE(overlap.out.find("warpsearch: error: --overlap: -5 given; it must be >= 0"), std::string::npos)
+      << overlap.out;
   const CliRun hex = run_cli("blastp -query q.fa -subject s.fa -max_target_seqs 0xZ");
   EXPECT_EQ(hex.status, 2);
   EXPECT_NE(hex.out.find("'0xZ' is not an integer"), std::string::npos) << hex.out;
