@@ -245,8 +245,15 @@ std::optional<ParsedSubjectIds> parsed_subject_ids(const std::vector<BlastDeflin
   return ids;
 }
 
-std::string defline_of(const Sequence& seq) {
-  return seq.description.empty() ? seq.name : seq.name + " " + seq.description;
+// A subject's defline (BlastpRunOptions::subject_mode).
+std::string defline_of(const Sequence& seq, bool subject_mode) {
+  std::string defline = !seq.header.empty()       ? seq.header
+                        : seq.description.empty() ? seq.name
+                                                  : seq.name + " " + seq.description;
+  if (subject_mode) return defline;
+  std::string titled;
+  for (const char c : defline) titled += c == '\t' ? std::string_view("   ") : std::string_view(&c, 1);
+  return titled;
 }
 
 }  // namespace
@@ -255,6 +262,7 @@ ReaderOptions subject_reader_options() {
   ReaderOptions options;
   options.alphabet = AlphabetKind::kProtein;
   options.strict_letters = true;
+  options.keep_header = true;  // the deflines (BlastpRunOptions::subject_mode)
   return options;
 }
 
@@ -507,10 +515,10 @@ BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, c
   };
   // The defline of subject i of a batch (read now for a batch read by id).
   const auto defline_at = [&](const Batch& batch, std::size_t i) {
-    if (!batch.by_id) return defline_of(batch.seqs[i]);
+    if (!batch.by_id) return defline_of(batch.seqs[i], options.subject_mode);
     Sequence seq;
     db_sequence(static_cast<std::uint64_t>(batch.first_oid) + i, seq);
-    return defline_of(seq);
+    return defline_of(seq, options.subject_mode);
   };
 
   // The CPU seed stages (scan, ungapped, preliminary gapped) of the given subjects of a batch: tasks = query

@@ -85,7 +85,7 @@ struct BlastpQuery {
   std::vector<std::uint8_t> residues;  // protein codes (alphabet.hpp)
   // The id the reports print for a query whose defline has none (a FASTA record without a header line, or
   // ">" alone): blastp's "Query_N", N its 1-based number in the query file. Empty for a named query.
-  std::string unnamed_id;
+  std::string unnamed_id{};
 };
 
 struct BlastpRunOptions {
@@ -101,6 +101,11 @@ struct BlastpRunOptions {
   // Batch size when GPUs may be used: at most this, and smaller for a small database or part (at least 8
   // batches of at least 4 Mi residues), so that the GPU and the CPU work overlap.
   std::size_t gpu_batch_residues = 64u << 20;
+  // A FASTA file's subject deflines: with subject_mode (blastp -subject) its header lines as written (the
+  // reports cut them at their first control character, as blastp's FASTA reader); otherwise (-db) as
+  // makeblastdb stores them in a database's titles, each tab three spaces. Packed databases: name and
+  // description, tabs as with -db.
+  bool subject_mode = false;
   // MPI ranks sharing the search (warpsearch/dist.hpp; nullptr or one rank: this process alone). Every rank
   // calls blastp_run with the same queries, database and totals; each scans its part of the database
   // (dist/shard.hpp: contiguous, residue-balanced); rank 0 merges the parts' preliminary selections; each

@@ -505,6 +505,7 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   if (o.xdrop_gap_final_opt->count() > 0) search.xdrop_gap_final_bits = o.xdrop_gap_final;
   search.comp_based_stats = parse_comp_based_stats(o.comp_based_stats);
   // -num_threads when given, else the global --threads when given, else blastp's default of one thread.
+  run.subject_mode = have_subject;
   run.threads = o.num_threads_opt->count() > 0      ? static_cast<unsigned>(o.num_threads)
                 : o.global_threads_opt->count() > 0 ? global.resolved_threads()
                                                     : 1u;

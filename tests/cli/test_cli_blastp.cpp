@@ -171,6 +171,28 @@ TEST_F(BlastpCli, QueriesWithoutNamesEmptyOrWithHyphens) {
   EXPECT_FALSE(std::filesystem::exists(dir / "qe.out"));
 }
 
+// Subject deflines with blank runs and tabs: -subject prints them as blastp's FASTA reader gives them (cut
+// at a tab); a FASTA -db as makeblastdb stores them (blanks kept, each tab three spaces).
+TEST_F(BlastpCli, SubjectTitlesWithBlankRunsAndTabs) {
+  if (!have_blast_tools()) GTEST_SKIP() << "blastp / makeblastdb not installed";
+  const std::string globin = first_records(tdata("prot/globins45.fa"), 1);
+  const std::string residues = globin.substr(globin.find('\n') + 1);
+  write_file(dir / "st.fa", ">a1  two  blanks  \n" + residues + ">a2\tone\ttab\n" + residues +
+                                ">a3\t\ttwo tabs\t\t\n" + residues + ">a4 x\t y\n" + residues + ">a5 \t z\n" +
+                                residues + ">a6    \n" + residues);
+  const std::string fasta = shell_quote(dir / "st.fa");
+  const std::string q = "-query " + shell_quote(tdata("prot/HBB_HUMAN")) + " -comp_based_stats 0 -outfmt ";
+  for (const char* format : {"0", "'6 sseqid stitle salltitles'", "'7 std stitle'"})
+    expect_same_as_blastp(q + format + " -subject " + fasta);
+  const std::string made = dir / "st_blast";
+  const std::string cmd =
+      "makeblastdb -dbtype prot -in " + fasta + " -out " + shell_quote(made) + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  for (const char* format : {"'6 sseqid stitle salltitles'", "'6 std stitle'"})
+    EXPECT_EQ(ws(q + format + " -db " + fasta), oracle(dir, q + format + " -db " + shell_quote(made)))
+        << format;
+}
+
 TEST_F(BlastpCli, DatabaseModeSameAsBlastp) {
   if (!have_blast_tools()) GTEST_SKIP() << "blastp / makeblastdb not installed";
   const std::string blast_db = make_blast_db();
