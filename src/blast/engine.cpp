@@ -250,7 +250,7 @@ std::string defline_of(const Sequence& seq, bool subject_mode) {
   std::string defline = !seq.header.empty()       ? seq.header
                         : seq.description.empty() ? seq.name
                                                   : seq.name + " " + seq.description;
-  if (subject_mode) return defline;
+  if (subject_mode || defline.find('\t') == std::string::npos) return defline;
   std::string titled;
   for (const char c : defline) titled += c == '\t' ? std::string_view("   ") : std::string_view(&c, 1);
   return titled;

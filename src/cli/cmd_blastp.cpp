@@ -545,8 +545,7 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
     writer.emplace(o.outfmt, report);
     // Queries as blastp reads them: a record without a header or without a name (an id Query_N), an empty
     // sequence (reported without hits) and '-' (skipped) with a warning.
-    ReaderOptions query_options = blast::subject_reader_options();
-    query_options.keep_header = true;
+    ReaderOptions query_options = blast::subject_reader_options();  // keeps the header lines
     query_options.allow_unnamed = true;
     query_options.allow_empty_sequences = true;
     query_options.skip_hyphens = true;
