@@ -225,17 +225,28 @@ std::string supported_tabular_fields() {
 
 TabularFormat parse_tabular_format(std::string_view spec) {
   const std::vector<std::string_view> words = split_blanks(spec);
-  if (words.empty() || (words[0] != "6" && words[0] != "7"))
-    throw Error(ErrorKind::kUsage,
-                fmt::format("unsupported -outfmt '{}': only tabular formats 6 and 7 are implemented", spec));
+  if (words.empty() || (words[0] != "6" && words[0] != "7" && words[0] != "10"))
+    throw Error(
+        ErrorKind::kUsage,
+        fmt::format("unsupported -outfmt '{}': only tabular formats 6, 7 and 10 are implemented", spec));
   TabularFormat format;
-  format.outfmt = words[0] == "6" ? 6 : 7;
+  format.outfmt = words[0] == "6" ? 6 : words[0] == "7" ? 7 : 10;
+  if (format.outfmt == 10) format.delimiter = ",";
+  std::size_t first_field = 1;
+  constexpr std::string_view kDelim = "delim=";
+  if (words.size() > 1 && words[1].substr(0, kDelim.size()) == kDelim) {
+    if (words[1].size() > kDelim.size()) format.delimiter = std::string(words[1].substr(kDelim.size()));
+    first_field = 2;
+  }
   // blastp keeps the first occurrence of a field (also one that "std" repeats).
   auto add = [&](TabularField f) {
     if (std::find(format.fields.begin(), format.fields.end(), f) == format.fields.end())
       format.fields.push_back(f);
   };
-  for (std::size_t i = 1; i < words.size(); ++i) {
+  for (std::size_t i = first_field; i < words.size(); ++i) {
+    if (words[i].substr(0, kDelim.size()) == kDelim)
+      throw Error(ErrorKind::kUsage,
+                  fmt::format("-outfmt '{}': {} must come right after the format number", spec, words[i]));
     if (words[i] == "std") {
       for (TabularField f : kStd) add(f);
       continue;
@@ -320,7 +331,7 @@ std::string TabularWriter::query(const TabularSequence& query, std::span<const T
       qcovs = coverage_percent(union_coverage(std::move(ranges)), qlen);
     }
     for (std::size_t i = 0; i < format_.fields.size(); ++i) {
-      if (i > 0) out += '\t';
+      if (i > 0) out += format_.delimiter;
       switch (format_.fields[i]) {
         case TabularField::kQseqid:
         case TabularField::kQacc:

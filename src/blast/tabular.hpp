@@ -113,14 +113,17 @@ enum class TabularField : std::uint8_t {
 };
 
 struct TabularFormat {
-  int outfmt = 6;                    // 6 (plain) or 7 (with comment lines)
+  int outfmt = 6;                    // 6 (plain), 7 (with comment lines) or 10 (comma-separated)
   std::vector<TabularField> fields;  // in output order, each at most once
+  std::string delimiter = "\t";      // between the fields: a tab, for 10 a comma, or "delim=" (below)
 };
 
-// "6", "7", "6 qseqid sseqid ...", "7 std qlen" (fields separated by blanks; "std" expands to the default
-// 12 columns qaccver saccver pident length mismatch gapopen qstart qend sstart send evalue bitscore; also the
-// list for "6" / "7" alone). A repeated field is dropped (the first occurrence stays), as blastp does.
-// Throws Error(kUsage) for another format number or an unsupported field (the message lists the supported).
+// "6", "7", "10", "6 qseqid sseqid ...", "7 std qlen" (fields separated by blanks; "std" expands to the
+// default 12 columns qaccver saccver pident length mismatch gapopen qstart qend sstart send evalue bitscore;
+// also the list for a format number alone). A repeated field is dropped (the first occurrence stays), as
+// blastp does. As in blastp, "delim=TEXT" right after the number separates the fields by TEXT instead (an
+// empty TEXT keeps the format's own); values are never quoted. Throws Error(kUsage) for another format number
+// or an unsupported field (the message lists the supported).
 TabularFormat parse_tabular_format(std::string_view spec);
 
 std::string_view field_name(TabularField field);

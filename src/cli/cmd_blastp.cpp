@@ -253,7 +253,7 @@ class ReportWriter {
     in >> number;
     if (number == "0") {
       pairwise_.emplace(*setup.matrix, pairwise_options(setup));
-    } else if (number == "6" || number == "7") {
+    } else if (number == "6" || number == "7" || number == "10") {
       blast::TabularOptions options;
       options.subject_mode = setup.subject_mode;
       options.database_label =
@@ -262,8 +262,8 @@ class ReportWriter {
     } else {
       throw Error(
           ErrorKind::kUsage,
-          fmt::format("-outfmt '{}': supported formats are 0 (pairwise), 6 (tabular) and 7 (tabular with "
-                      "comment lines), with an optional field list for 6 and 7",
+          fmt::format("-outfmt '{}': supported formats are 0 (pairwise), 6 (tabular), 7 (tabular with "
+                      "comment lines) and 10 (comma-separated), with an optional field list for 6, 7 and 10",
                       spec));
     }
   }
@@ -805,8 +805,9 @@ void register_blastp(CLI::App& app, const GlobalOptions& global) {
   formatting
       ->add_option(
           "--outfmt", o.outfmt,
-          "Alignment view: 0 = pairwise, 6 = tabular, 7 = tabular with comment lines; 6 and 7 may be "
-          "followed by field names (\"6 qseqid sseqid evalue\", \"7 std qlen\")")
+          "Alignment view: 0 = pairwise, 6 = tabular, 7 = tabular with comment lines, 10 = comma-separated; "
+          "6, 7 and 10 may be followed by delim=TEXT and field names (\"6 qseqid sseqid evalue\", \"7 std "
+          "qlen\", \"6 delim=; std\")")
       ->capture_default_str();
 
   auto misc = cmd->add_option_group("Miscellaneous options");

@@ -194,9 +194,11 @@ void register_swsearch(CLI::App& app, const GlobalOptions& global) {
       ->required();
   in->add_option("-o,--out", o.out, "Output file ('-' is stdout); never left partial on error")
       ->capture_default_str();
-  in->add_option("--outfmt", o.outfmt,
-                 "0: readable report with alignments; 6 or 7: BLAST+ tabular, optionally with blastp's field "
-                 "names, e.g. \"6 qseqid sseqid score evalue bitscore\" (score is the raw SW score)")
+  in->add_option(
+        "--outfmt", o.outfmt,
+        "0: readable report with alignments; 6, 7 or 10 (comma-separated): BLAST+ tabular, optionally "
+        "with delim=TEXT and blastp's field names, e.g. \"6 qseqid sseqid score evalue bitscore\" (score "
+        "is the raw SW score)")
       ->capture_default_str();
   in->add_flag("--noalign", o.noalign,
                "Report scores, bits and E-values only: no alignments (tabular fields that need them are "

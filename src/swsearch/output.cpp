@@ -217,7 +217,7 @@ OutputWriter::OutputWriter(OutputSettings settings) : impl_(std::make_unique<Imp
     format = blast::parse_tabular_format(spec);
   } catch (const Error& e) {
     throw Error(ErrorKind::kUsage,
-                fmt::format("--outfmt: {} (swsearch's formats: 0 = report, 6 and 7 = tabular "
+                fmt::format("--outfmt: {} (swsearch's formats: 0 = report, 6, 7 and 10 = tabular "
                             "with optional field names)",
                             e.message()));
   }

@@ -47,14 +47,28 @@ TEST(TabularFormat, ParsesSpecs) {
   EXPECT_EQ(seven.fields[3], TabularField::kPident);
   EXPECT_EQ(seven.fields[13], TabularField::kQlen);
   EXPECT_EQ(field_name(TabularField::kQcovhsp), "qcovhsp");
-  for (const std::string& bad :
-       std::vector<std::string>{"6 qseqid foo", "5", "", "0 qseqid", "6 qseqid sallgis"}) {
+  EXPECT_EQ(def.delimiter, "\t");
+  // 10: comma-separated; delim= right after the number chooses the separator (empty: the format's own).
+  const TabularFormat ten = parse_tabular_format("10 qseqid sseqid");
+  EXPECT_EQ(ten.outfmt, 10);
+  EXPECT_EQ(ten.delimiter, ",");
+  EXPECT_EQ(ten.fields.size(), 2u);
+  EXPECT_EQ(parse_tabular_format("10").fields.size(), 12u);
+  EXPECT_EQ(parse_tabular_format("7 delim=@@ std").delimiter, "@@");
+  EXPECT_EQ(parse_tabular_format("6 delim=; qseqid").fields.size(), 1u);
+  EXPECT_EQ(parse_tabular_format("10 delim=").delimiter, ",");
+  EXPECT_EQ(parse_tabular_format("6 delim= qseqid").delimiter, "\t");
+  for (const std::string& bad : std::vector<std::string>{"6 qseqid foo", "5", "", "0 qseqid",
+                                                         "6 qseqid sallgis", "11", "6 qseqid delim=@"}) {
     try {
       (void)parse_tabular_format(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::kUsage);
-      if (bad.find('q') != std::string::npos && bad[0] == '6') {
+      if (bad.find("delim=") != std::string::npos) {
+        EXPECT_NE(e.message().find("must come right after the format number"), std::string::npos)
+            << e.message();
+      } else if (bad.find('q') != std::string::npos && bad[0] == '6') {
         EXPECT_NE(e.message().find("supported fields: std qseqid"), std::string::npos) << e.message();
       }
     }

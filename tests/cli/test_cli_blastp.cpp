@@ -111,6 +111,11 @@ TEST_F(BlastpCli, SubjectModeSameAsBlastp) {
   expect_same_as_blastp(all + " -outfmt 0");
   // -max_target_seqs also sets how many subjects outfmt 0 lists and aligns.
   expect_same_as_blastp(all + " -outfmt 0 -max_target_seqs 3");
+  // Comma-separated output and chosen separators (values unquoted, titles with commas as they are).
+  expect_same_as_blastp(all + " -outfmt 10");
+  expect_same_as_blastp(all + " -outfmt '10 qseqid sseqid evalue bitscore'");
+  expect_same_as_blastp(all + " -outfmt '6 delim=;; std qlen'");
+  expect_same_as_blastp(all + " -outfmt '7 delim=, qseqid sseqid score'");
   // Integer values as BLAST+ reads them: decimal with leading zeros (not octal), or 0x and hexadecimal.
   expect_same_as_blastp(all + " -outfmt 6 -max_target_seqs 010");
   expect_same_as_blastp(all + " -outfmt 6 -max_target_seqs 0x9 -max_hsps 01");
@@ -205,6 +210,7 @@ TEST_F(BlastpCli, DatabaseModeSameAsBlastp) {
   // Subject titles, the database's title and date.
   expect_same_as_blastp(args + "'7 std stitle salltitles' -db " + blast_db);
   expect_same_as_blastp(args + "0 -db " + blast_db);
+  expect_same_as_blastp(args + "'10 std stitle' -db " + blast_db);  // titles with commas, unquoted
 }
 
 // A database made with -parse_seqids: ids of every common kind (and untitled records, a PDB chain among
