@@ -62,6 +62,24 @@ namespace {
 
 // Commands whose options are spelt as in BLAST+ and may be written with one dash.
 constexpr std::string_view kBlastStyleCommands[] = {"blastp"};
+// Commands whose long options may be abbreviated to any unambiguous prefix, as HMMER's (esl_getopts) are.
+constexpr std::string_view kHmmerStyleCommands[] = {"hmmsearch"};
+
+// The long names ("--name") of the options of app, its option groups and its parents (the global options).
+std::vector<std::string> long_option_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  const auto add = [&names](const CLI::App& a, const auto& self) -> void {
+    for (const CLI::Option* opt : a.get_options())
+      for (const std::string& name : opt->get_lnames()) names.push_back("--" + name);
+    for (const CLI::App* group :
+         a.get_subcommands([](const CLI::App* sub) { return sub->get_name().empty(); }))
+      self(*group, self);
+  };
+  for (const CLI::App* a = &app; a != nullptr; a = a->get_parent()) add(*a, add);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
 
 // The option named by `token` ("--name", "--name=value", "-x"), looked up in `app` and then in its parents
 // (global options may follow the command name); nullptr if none.
@@ -80,9 +98,13 @@ const CLI::Option* find_option(const CLI::App& app, std::string_view token) {
 // that takes a value, when given without '='; so "-out -query" keeps "-query" as a file name, and negative
 // numbers are never rewritten), short options, unknown names (CLI11 reports them as typed), and everything
 // after "--". Other commands' arguments are returned unchanged.
+// After the name of a command in kHmmerStyleCommands, a token --PREFIX or --PREFIX=VALUE that names no option
+// becomes the one long option of that command (or global option) that starts with PREFIX; a PREFIX that
+// starts several is a usage error naming them (HMMER's rule: "--tbl" is --tblout, "--dom" is ambiguous).
 std::vector<std::string> blast_style_arguments(const CLI::App& app, int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
-  const CLI::App* command = nullptr;  // the BLAST-style command, once its name has been seen
+  const CLI::App* command = nullptr;  // the BLAST-style or HMMER-style command, once its name has been seen
+  bool hmmer_style = false;
   for (std::size_t i = 1; i < args.size(); ++i) {
     std::string& token = args[i];
     if (token == "--") break;
@@ -93,13 +115,30 @@ std::vector<std::string> blast_style_arguments(const CLI::App& app, int argc, ch
       for (const std::string_view name : kBlastStyleCommands) {
         if (token == name) command = app.get_subcommand(std::string(name));  // registered above
       }
+      for (const std::string_view name : kHmmerStyleCommands) {
+        if (token == name) {
+          command = app.get_subcommand(std::string(name));
+          hmmer_style = true;
+        }
+      }
       if (command == nullptr) break;  // another command: its arguments stay as they are
       continue;
     }
     const CLI::App& scope = command != nullptr ? *command : app;
-    if (command != nullptr && token.size() > 2 && token[1] != '-') {
+    if (command != nullptr && !hmmer_style && token.size() > 2 && token[1] != '-') {
       const std::string long_form = "-" + token;
       if (find_option(scope, long_form) != nullptr) token = long_form;
+    }
+    if (hmmer_style && token.size() > 2 && token[1] == '-' && find_option(scope, token) == nullptr) {
+      const std::size_t eq = token.find('=');
+      const std::string prefix = token.substr(0, eq);
+      std::vector<std::string> matches;
+      for (const std::string& name : long_option_names(scope))
+        if (name.rfind(prefix, 0) == 0) matches.push_back(name);
+      if (matches.size() > 1)  // every rank reads the same command line: an error they raise together
+        throw dist::CollectiveError(ErrorKind::kUsage, fmt::format("abbreviated option {} is ambiguous: {}",
+                                                                   prefix, fmt::join(matches, ", ")));
+      if (matches.size() == 1) token = matches.front() + (eq == std::string::npos ? "" : token.substr(eq));
     }
     // An option that takes a value, given without '=' ("--evalue 5", "-t 4"): its value is the next token.
     const CLI::Option* opt = find_option(scope, token);

@@ -109,7 +109,9 @@ TEST(HmmsearchCli, EchoedOptionsAsHmmsearch) {
         "--F1 0.02 --F2 1e-3 --F3 1e-5", "--F2 0.001", "--textw 120 --cpu 2", "--textw 130", "--seed 42",
         "--seed 0", "--seed 7 --cpu 3",
         // Integers are decimal, leading zeros and all (not octal), and echoed as HMMER does.
-        "--seed 042", "--seed 010", "--textw 0130", "--cpu 02"}) {
+        "--seed 042", "--seed 010", "--textw 0130", "--cpu 02",
+        // Long options abbreviated to an unambiguous prefix, as HMMER takes them.
+        "--acc --notex --nob", "--max --incdomE 0.5 --tbl=/dev/null --text 130"}) {
     const CliResult r = run_cli(std::string("hmmsearch --noali ") + opts + files);
     ASSERT_EQ(r.status, 0) << opts << "\n" << r.err;
     const std::string cmd =
@@ -131,7 +133,9 @@ TEST(HmmsearchCli, UsageErrors) {
        {Case{"-E 1 -T 5", "incompatible"}, Case{"--max --F1 0.1", "incompatible"},
         Case{"--textw 100", "--textw"}, Case{"-E 0", "-E must be > 0"},
         Case{"--cut_ga --cut_tc", "mutually exclusive"}, Case{"--tformat embl", "--tformat"},
-        Case{"--seed 0x2A", "not a decimal integer"}, Case{"--textw 1e3", "not a decimal integer"}}) {
+        Case{"--seed 0x2A", "not a decimal integer"}, Case{"--textw 1e3", "not a decimal integer"},
+        Case{"--dom 5", "abbreviated option --dom is ambiguous: --domE, --domT, --domZ, --domtblout"},
+        Case{"--inc=0.1", "abbreviated option --inc is ambiguous"}}) {
     const CliResult r = run_cli("hmmsearch " + c.options + args);
     EXPECT_EQ(r.status, 2) << c.options << ": " << r.err;
     EXPECT_NE((r.out + r.err).find(c.message), std::string::npos) << c.options << ": " << r.err;
