@@ -526,9 +526,11 @@ std::string PairwiseWriter::query(const PairwiseQuery& query,
         evalue_width = std::max(evalue_width, evalues.back().size());
       }
     }
-    out += std::string(kTitleWidth + 2, ' ') + "Score" + std::string(score_width - 5, ' ') + "    E\n";
-    out += "Sequences producing significant alignments:" + std::string(kTitleWidth - 43 + 1, ' ') + "(Bits)" +
-           std::string(score_width - 6, ' ') + "  Value\n\n";
+    if (options_.num_descriptions > 0) {  // -num_descriptions 0: no table, not even its heading
+      out += std::string(kTitleWidth + 2, ' ') + "Score" + std::string(score_width - 5, ' ') + "    E\n";
+      out += "Sequences producing significant alignments:" + std::string(kTitleWidth - 43 + 1, ' ') +
+             "(Bits)" + std::string(score_width - 6, ' ') + "  Value\n\n";
+    }
     for (std::size_t i = 0; i < std::min(hits.size(), options_.num_descriptions); ++i) {
       std::string row =
           titles[i].size() > kTitleWidth ? titles[i].substr(0, kTitleWidth - 3) + "..." : titles[i];

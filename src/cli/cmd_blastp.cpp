@@ -96,8 +96,6 @@ constexpr UnsupportedOption kUnsupported[] = {
     {"culling_limit", true},
     {"best_hit_overhang", true},
     {"best_hit_score_edge", true},
-    {"num_descriptions", true},
-    {"num_alignments", true},
     {"line_length", true},
     {"sorthits", true},
     {"sorthsps", true},
@@ -136,6 +134,8 @@ struct BlastpCliOptions {
   int window_size = 0;  // 0: the matrix's default (blastp_default_window)
   int num_threads = 1;
   std::string outfmt = "0";
+  int num_descriptions = 500;  // -outfmt 0: subjects listed / aligned (blastp's defaults)
+  int num_alignments = 250;
   // Set when the option was given (CLI11 counts), to tell defaults from explicit values.
   const CLI::Option* db_opt = nullptr;
   const CLI::Option* subject_opt = nullptr;
@@ -147,6 +147,8 @@ struct BlastpCliOptions {
   const CLI::Option* xdrop_gap_opt = nullptr;
   const CLI::Option* xdrop_gap_final_opt = nullptr;
   const CLI::Option* max_target_seqs_opt = nullptr;
+  const CLI::Option* num_descriptions_opt = nullptr;
+  const CLI::Option* num_alignments_opt = nullptr;
   const CLI::Option* max_hsps_opt = nullptr;
   const CLI::Option* num_threads_opt = nullptr;
   const CLI::Option* global_threads_opt = nullptr;  // the global --threads
@@ -244,7 +246,8 @@ class ReportWriter {
     // -max_target_seqs when given: blastp then lists and aligns that many subjects in -outfmt 0 (else
     // -num_descriptions 500 / -num_alignments 250).
     int report_subjects = 0;
-    std::string threshold_text;  // -threshold as given ("11.5"), empty when not given
+    int num_descriptions = 500, num_alignments = 250;  // -num_descriptions / -num_alignments (outfmt 0)
+    std::string threshold_text;                        // -threshold as given ("11.5"), empty when not given
   };
 
   ReportWriter(const std::string& spec, const Setup& setup) {
@@ -302,6 +305,8 @@ class ReportWriter {
     options.window =
         setup.search->window > 0 ? setup.search->window : blast::blastp_default_window(setup.matrix->name());
     options.subject_mode = setup.subject_mode;
+    options.num_descriptions = static_cast<std::size_t>(setup.num_descriptions);
+    options.num_alignments = static_cast<std::size_t>(setup.num_alignments);
     if (setup.report_subjects > 0) {
       options.num_descriptions = static_cast<std::size_t>(setup.report_subjects);
       options.num_alignments = static_cast<std::size_t>(setup.report_subjects);
@@ -452,6 +457,15 @@ ScoringMatrix check_options(const BlastpCliOptions& o) {
     throw Error(ErrorKind::kUsage, "-threshold 0: a non-zero threshold is required (as in blastp)");
   if (o.max_target_seqs < 1)
     throw Error(ErrorKind::kUsage, fmt::format("-max_target_seqs {}: must be >= 1", o.max_target_seqs));
+  for (const auto& [opt, value] : {std::pair{o.num_descriptions_opt, o.num_descriptions},
+                                   std::pair{o.num_alignments_opt, o.num_alignments}}) {
+    if (opt->count() == 0) continue;
+    if (value < 0)
+      throw Error(ErrorKind::kUsage, fmt::format("-{}: must be >= 0", opt->get_lnames().front()));
+    if (o.max_target_seqs_opt->count() > 0)
+      throw Error(ErrorKind::kUsage, fmt::format("-{} is incompatible with -max_target_seqs (as in blastp)",
+                                                 opt->get_lnames().front()));
+  }
   if (o.max_hsps_opt->count() > 0 && o.max_hsps < 1)
     throw Error(ErrorKind::kUsage, fmt::format("-max_hsps {}: must be >= 1", o.max_hsps));
   if (o.num_threads < 1)
@@ -520,8 +534,31 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   std::future<DeviceSelection> device_probe =
       std::async(std::launch::async, [&global] { return global.resolve_devices(); });
 
-  ReportWriter::Setup report{&matrix, &search, have_subject, target, {}, 0, {}};
+  ReportWriter::Setup report{&matrix, &search, have_subject, target, {}, 0, 500, 250, {}};
   if (o.max_target_seqs_opt->count() > 0) report.report_subjects = o.max_target_seqs;
+  // -num_descriptions / -num_alignments, as blastp: with -outfmt 0 (the pairwise report) the subjects listed
+  // and aligned, and the search keeps the larger number; with a tabular format -num_alignments is the number
+  // of subjects kept and -num_descriptions is ignored (with blastp's warning).
+  std::string outfmt_number;
+  std::istringstream(o.outfmt) >> outfmt_number;
+  const bool pairwise = outfmt_number == "0";
+  if (o.num_descriptions_opt->count() > 0 || o.num_alignments_opt->count() > 0) {
+    int kept = o.num_alignments;
+    if (pairwise) {
+      report.num_descriptions = o.num_descriptions;
+      report.num_alignments = o.num_alignments;
+      kept = std::max(o.num_descriptions, o.num_alignments);
+    } else if (o.num_descriptions_opt->count() > 0) {
+      if (!global.quiet)
+        fmt::print(stderr,
+                   "warpsearch: warning: -num_descriptions is ignored for tabular output formats; use "
+                   "-max_target_seqs (as blastp warns)\n");
+      if (o.num_alignments_opt->count() == 0) kept = o.max_target_seqs;
+    }
+    if (kept == 0)
+      throw Error(ErrorKind::kUsage, "-num_descriptions / -num_alignments: no hits are being saved");
+    search.max_target_seqs = kept;
+  }
   if (o.threshold_opt->count() > 0) report.threshold_text = fmt::format("{}", o.threshold);
   // Output first (an unwritable path fails before any work), then the subject totals, then the queries.
   std::optional<OutputFile> out;
@@ -802,6 +839,13 @@ void register_blastp(CLI::App& app, const GlobalOptions& global) {
       "Multiple hits window size (>= 1) [per matrix: BLOSUM45 60, BLOSUM80 25, PAM30 15, PAM70 20, else 40]");
 
   auto formatting = cmd->add_option_group("Formatting options");
+  o.num_descriptions_opt = formatting->add_option(
+      "--num_descriptions", o.num_descriptions,
+      "Number of database sequences to show one-line descriptions for (-outfmt 0; incompatible with "
+      "-max_target_seqs) [500]");
+  o.num_alignments_opt = formatting->add_option(
+      "--num_alignments", o.num_alignments,
+      "Number of database sequences to show alignments for (incompatible with -max_target_seqs) [250]");
   formatting
       ->add_option(
           "--outfmt", o.outfmt,

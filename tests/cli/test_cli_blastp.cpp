@@ -111,6 +111,14 @@ TEST_F(BlastpCli, SubjectModeSameAsBlastp) {
   expect_same_as_blastp(all + " -outfmt 0");
   // -max_target_seqs also sets how many subjects outfmt 0 lists and aligns.
   expect_same_as_blastp(all + " -outfmt 0 -max_target_seqs 3");
+  // -num_descriptions / -num_alignments: listed and aligned subjects of the report (the larger is kept); with
+  // a tabular format -num_alignments is the number kept.
+  expect_same_as_blastp(all + " -outfmt 0 -num_descriptions 5 -num_alignments 2");
+  expect_same_as_blastp(all + " -outfmt 0 -num_descriptions 0 -num_alignments 3");
+  expect_same_as_blastp(all + " -outfmt 0 -num_descriptions 4 -num_alignments 0");
+  expect_same_as_blastp(all + " -outfmt 0 -num_alignments 1");
+  expect_same_as_blastp(all + " -outfmt 6 -num_alignments 3");
+  expect_same_as_blastp(all + " -outfmt 7 -num_descriptions 3");
   // Comma-separated output and chosen separators (values unquoted, titles with commas as they are).
   expect_same_as_blastp(all + " -outfmt 10");
   expect_same_as_blastp(all + " -outfmt '10 qseqid sseqid evalue bitscore'");
@@ -463,6 +471,9 @@ TEST_F(BlastpCli, UsageErrors) {
   expect_error(dir, s + " -outfmt 6 -threshold 0", 2, "-threshold 0: a non-zero threshold is required");
   expect_error(dir, s + " -outfmt 6 -xdrop_ungap 0", 2, "-xdrop_ungap 0");
   expect_error(dir, q + " -subject - -outfmt 6", 2, "cannot be stdin");
+  expect_error(dir, s + " -num_descriptions 3 -max_target_seqs 3", 2, "incompatible with -max_target_seqs");
+  expect_error(dir, s + " -num_descriptions 0 -num_alignments 0", 2, "no hits are being saved");
+  expect_error(dir, s + " -outfmt 6 -num_alignments -1", 2, "-num_alignments: must be >= 0");
 }
 
 }  // namespace
