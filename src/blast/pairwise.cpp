@@ -23,7 +23,6 @@ namespace warpsearch::blast {
 namespace {
 
 constexpr std::size_t kTitleWidth = 68;     // Query= / Database: wrapping and description column
-constexpr std::size_t kLineLetters = 60;    // alignment letters per line
 constexpr std::size_t kHeadingWrap = 60;    // showalign's s_WrapOutputLine
 constexpr std::size_t kMinScoreWidth = 6;   // "(Bits)"
 constexpr std::size_t kMinEvalueWidth = 5;  // "Value"
@@ -574,14 +573,16 @@ std::string PairwiseWriter::query(const PairwiseQuery& query,
         // one digit longer runs into the letters: "Sbjct  100 P  100").
         const int width = std::max(digits(hsp.q_end - 1), digits(hsp.s_end - 1)) + 2;
         int qpos = hsp.q_start, spos = hsp.s_start;  // next residue, 0-based
-        for (std::size_t col = 0; col < r.query.size(); col += kLineLetters) {
-          const std::size_t n = std::min(kLineLetters, r.query.size() - col);
+        for (std::size_t col = 0; col < r.query.size(); col += options_.line_length) {
+          const std::size_t n = std::min(options_.line_length, r.query.size() - col);
           auto row = [&](std::string_view label, std::string_view letters, int& next) {
             const int residues = static_cast<int>(
                 n - static_cast<std::size_t>(std::count(letters.begin(), letters.end(), '-')));
             std::string line(label);
             line += "  ";
-            if (residues > 0) {
+            // blastp prints no coordinates for a line whose one residue is the sequence's first (0-based
+            // start and end 0, as for a line without residues): seen with -line_length 1.
+            if (residues > 0 && !(residues == 1 && next == 0)) {
               const std::string start = std::to_string(next + 1);
               line += start;
               if (start.size() < static_cast<std::size_t>(width))

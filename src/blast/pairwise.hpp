@@ -140,6 +140,7 @@ struct PairwiseOptions {
   // shows N of each (checked for N = 100 and 300 and the defaults; values below 1 are not supported).
   std::size_t num_descriptions = 500;
   std::size_t num_alignments = 250;
+  std::size_t line_length = 60;  // alignment letters per line (-line_length, >= 1)
 };
 
 class PairwiseWriter {

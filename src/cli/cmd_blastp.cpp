@@ -96,7 +96,6 @@ constexpr UnsupportedOption kUnsupported[] = {
     {"culling_limit", true},
     {"best_hit_overhang", true},
     {"best_hit_score_edge", true},
-    {"line_length", true},
     {"sorthits", true},
     {"sorthsps", true},
     {"mt_mode", true},
@@ -136,6 +135,7 @@ struct BlastpCliOptions {
   std::string outfmt = "0";
   int num_descriptions = 500;  // -outfmt 0: subjects listed / aligned (blastp's defaults)
   int num_alignments = 250;
+  int line_length = 60;  // -outfmt 0: alignment letters per line
   // Set when the option was given (CLI11 counts), to tell defaults from explicit values.
   const CLI::Option* db_opt = nullptr;
   const CLI::Option* subject_opt = nullptr;
@@ -149,6 +149,7 @@ struct BlastpCliOptions {
   const CLI::Option* max_target_seqs_opt = nullptr;
   const CLI::Option* num_descriptions_opt = nullptr;
   const CLI::Option* num_alignments_opt = nullptr;
+  const CLI::Option* line_length_opt = nullptr;
   const CLI::Option* max_hsps_opt = nullptr;
   const CLI::Option* num_threads_opt = nullptr;
   const CLI::Option* global_threads_opt = nullptr;  // the global --threads
@@ -247,6 +248,7 @@ class ReportWriter {
     // -num_descriptions 500 / -num_alignments 250).
     int report_subjects = 0;
     int num_descriptions = 500, num_alignments = 250;  // -num_descriptions / -num_alignments (outfmt 0)
+    int line_length = 60;                              // -line_length (outfmt 0)
     std::string threshold_text;                        // -threshold as given ("11.5"), empty when not given
   };
 
@@ -305,6 +307,7 @@ class ReportWriter {
     options.window =
         setup.search->window > 0 ? setup.search->window : blast::blastp_default_window(setup.matrix->name());
     options.subject_mode = setup.subject_mode;
+    options.line_length = static_cast<std::size_t>(setup.line_length);
     options.num_descriptions = static_cast<std::size_t>(setup.num_descriptions);
     options.num_alignments = static_cast<std::size_t>(setup.num_alignments);
     if (setup.report_subjects > 0) {
@@ -457,6 +460,8 @@ ScoringMatrix check_options(const BlastpCliOptions& o) {
     throw Error(ErrorKind::kUsage, "-threshold 0: a non-zero threshold is required (as in blastp)");
   if (o.max_target_seqs < 1)
     throw Error(ErrorKind::kUsage, fmt::format("-max_target_seqs {}: must be >= 1", o.max_target_seqs));
+  if (o.line_length < 1)
+    throw Error(ErrorKind::kUsage, fmt::format("-line_length {}: must be >= 1", o.line_length));
   for (const auto& [opt, value] : {std::pair{o.num_descriptions_opt, o.num_descriptions},
                                    std::pair{o.num_alignments_opt, o.num_alignments}}) {
     if (opt->count() == 0) continue;
@@ -534,7 +539,7 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   std::future<DeviceSelection> device_probe =
       std::async(std::launch::async, [&global] { return global.resolve_devices(); });
 
-  ReportWriter::Setup report{&matrix, &search, have_subject, target, {}, 0, 500, 250, {}};
+  ReportWriter::Setup report{&matrix, &search, have_subject, target, {}, 0, 500, 250, o.line_length, {}};
   if (o.max_target_seqs_opt->count() > 0) report.report_subjects = o.max_target_seqs;
   // -num_descriptions / -num_alignments, as blastp: with -outfmt 0 (the pairwise report) the subjects listed
   // and aligned, and the search keeps the larger number; with a tabular format -num_alignments is the number
@@ -559,6 +564,10 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
       throw Error(ErrorKind::kUsage, "-num_descriptions / -num_alignments: no hits are being saved");
     search.max_target_seqs = kept;
   }
+  if (o.line_length_opt->count() > 0 && !pairwise && !global.quiet)
+    fmt::print(stderr,
+               "warpsearch: warning: -line_length is not applicable to tabular output formats (as blastp "
+               "warns)\n");
   if (o.threshold_opt->count() > 0) report.threshold_text = fmt::format("{}", o.threshold);
   // Output first (an unwritable path fails before any work), then the subject totals, then the queries.
   std::optional<OutputFile> out;
@@ -843,6 +852,10 @@ void register_blastp(CLI::App& app, const GlobalOptions& global) {
       "--num_descriptions", o.num_descriptions,
       "Number of database sequences to show one-line descriptions for (-outfmt 0; incompatible with "
       "-max_target_seqs) [500]");
+  o.line_length_opt =
+      formatting
+          ->add_option("--line_length", o.line_length, "Line length for formatting alignments (-outfmt 0)")
+          ->capture_default_str();
   o.num_alignments_opt = formatting->add_option(
       "--num_alignments", o.num_alignments,
       "Number of database sequences to show alignments for (incompatible with -max_target_seqs) [250]");

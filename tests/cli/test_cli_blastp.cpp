@@ -119,6 +119,10 @@ TEST_F(BlastpCli, SubjectModeSameAsBlastp) {
   expect_same_as_blastp(all + " -outfmt 0 -num_alignments 1");
   expect_same_as_blastp(all + " -outfmt 6 -num_alignments 3");
   expect_same_as_blastp(all + " -outfmt 7 -num_descriptions 3");
+  // -line_length: alignment letters per line (1: blastp leaves the numbers off the first column's lines).
+  expect_same_as_blastp(all + " -outfmt 0 -line_length 37 -max_target_seqs 5");
+  expect_same_as_blastp(all + " -outfmt 0 -line_length 1 -max_target_seqs 2");
+  expect_same_as_blastp(all + " -outfmt 6 -line_length 20");
   // Comma-separated output and chosen separators (values unquoted, titles with commas as they are).
   expect_same_as_blastp(all + " -outfmt 10");
   expect_same_as_blastp(all + " -outfmt '10 qseqid sseqid evalue bitscore'");
@@ -474,6 +478,7 @@ TEST_F(BlastpCli, UsageErrors) {
   expect_error(dir, s + " -num_descriptions 3 -max_target_seqs 3", 2, "incompatible with -max_target_seqs");
   expect_error(dir, s + " -num_descriptions 0 -num_alignments 0", 2, "no hits are being saved");
   expect_error(dir, s + " -outfmt 6 -num_alignments -1", 2, "-num_alignments: must be >= 0");
+  expect_error(dir, s + " -line_length 0", 2, "-line_length 0: must be >= 1");
 }
 
 }  // namespace
