@@ -455,7 +455,7 @@ TEST(SwsearchOutput, NoHitsAndFooter) {
 
 TEST(SwsearchOutput, BadFormatsAreUsageErrors) {
   const Fixture f = random_fixture(19, false);
-  for (const char* spec : {"5", "6 nosuchfield", "10", "7 qseqid bogus", "xml"}) {
+  for (const char* spec : {"5", "6 nosuchfield", "11", "7 qseqid bogus", "xml", "6 qseqid delim=@"}) {
     try {
       const OutputWriter w(settings_for(f, spec));
       ADD_FAILURE() << spec << " accepted";
@@ -464,6 +464,7 @@ TEST(SwsearchOutput, BadFormatsAreUsageErrors) {
       EXPECT_NE(std::string(e.what()).find("--outfmt"), std::string::npos) << e.what();
     }
   }
+  EXPECT_TRUE(OutputWriter(settings_for(f, "10")).tabular());  // comma-separated, as blastp's -outfmt 10
   EXPECT_FALSE(OutputWriter(settings_for(f, "")).tabular());
   EXPECT_FALSE(OutputWriter(settings_for(f, " 0 ")).tabular());
 }
