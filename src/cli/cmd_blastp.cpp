@@ -539,7 +539,8 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   std::future<DeviceSelection> device_probe =
       std::async(std::launch::async, [&global] { return global.resolve_devices(); });
 
-  ReportWriter::Setup report{&matrix, &search, have_subject, target, {}, 0, 500, 250, o.line_length, {}};
+  ReportWriter::Setup report{
+      &matrix, &search, have_subject, target, {}, 0, o.num_descriptions, o.num_alignments, o.line_length, {}};
   if (o.max_target_seqs_opt->count() > 0) report.report_subjects = o.max_target_seqs;
   // -num_descriptions / -num_alignments, as blastp: with -outfmt 0 (the pairwise report) the subjects listed
   // and aligned, and the search keeps the larger number; with a tabular format -num_alignments is the number
@@ -550,8 +551,6 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   if (o.num_descriptions_opt->count() > 0 || o.num_alignments_opt->count() > 0) {
     int kept = o.num_alignments;
     if (pairwise) {
-      report.num_descriptions = o.num_descriptions;
-      report.num_alignments = o.num_alignments;
       kept = std::max(o.num_descriptions, o.num_alignments);
     } else if (o.num_descriptions_opt->count() > 0) {
       if (!global.quiet)
