@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cerrno>
@@ -371,13 +372,27 @@ std::optional<Hmm> HmmReader::next() {
   if (!next_line()) fail("Premature end of data before main model section");
   const int M = hmm.M;
   const int K = a->K;
-  create_body(hmm, M, *a);
-  const auto n1 = static_cast<std::size_t>(M) + 1;
-  if (hmm.has(kHmmRF)) hmm.rf.assign(n1, ' ');
-  if (hmm.has(kHmmMMask)) hmm.mm.assign(n1, ' ');
-  if (hmm.has(kHmmCons)) hmm.consensus.assign(n1, ' ');
-  if (hmm.has(kHmmCS)) hmm.cs.assign(n1, ' ');
-  if (hmm.has(kHmmMap)) hmm.map.assign(n1, 0);
+  // The body grows with the nodes actually read (doubling), so that a damaged LENG line cannot make the
+  // reader allocate gigabytes before it finds the file short; a complete model ends at exactly M + 1.
+  constexpr int kFirstNodes = 1023;
+  create_body(hmm, std::min(M, kFirstNodes), *a);
+  hmm.M = M;
+  auto size_annotations = [&](std::size_t n) {
+    if (hmm.has(kHmmRF)) hmm.rf.resize(n, ' ');
+    if (hmm.has(kHmmMMask)) hmm.mm.resize(n, ' ');
+    if (hmm.has(kHmmCons)) hmm.consensus.resize(n, ' ');
+    if (hmm.has(kHmmCS)) hmm.cs.resize(n, ' ');
+    if (hmm.has(kHmmMap)) hmm.map.resize(n, 0);
+  };
+  size_annotations(hmm.t.size());
+  auto make_room = [&](std::size_t node) {
+    if (node < hmm.t.size()) return;
+    const std::size_t n = std::min(2 * hmm.t.size(), static_cast<std::size_t>(M) + 1);
+    hmm.t.resize(n, std::array<float, kHmmNTransitions>{});
+    hmm.mat.resize(n, std::vector<float>(static_cast<std::size_t>(K), 0.0f));
+    hmm.ins.resize(n, std::vector<float>(static_cast<std::size_t>(K), 0.0f));
+    size_annotations(n);
+  };
 
   need("Premature end of data before main model section");
   if (tok == "COMPO") {
@@ -408,6 +423,7 @@ std::optional<Hmm> HmmReader::next() {
     }
     if (to_int(tok) != k)
       fail(fmt::format("Expected match line to start with {} (of {}); saw {}", k, M, tok));
+    make_room(uk);
     auto& mk = hmm.mat[uk];
     for (int x = 0; x < K; ++x) {
       if (!token(tok)) {

@@ -418,6 +418,16 @@ TEST_F(HmmFileErrors, TruncatedBody) {
   expect_format_error(join(g_, 12), 12, "Premature end of file in model header");
 }
 
+TEST_F(HmmFileErrors, HugeLengWithShortBodyFailsWithoutAllocatingIt) {
+  // A damaged LENG (2e9 nodes, hundreds of GB if allocated up front) with a body cut after node 5: the
+  // reader sizes its arrays by the nodes it has read and reports the missing node 6.
+  auto lines = g_;
+  for (auto& l : lines)
+    if (l.rfind("LENG", 0) == 0) l = "LENG  2000000000";
+  expect_format_error(join(lines, 36), 36,
+                      "Premature end of data in main model section, at node 6 (expected 2000000000)");
+}
+
 TEST_F(HmmFileErrors, BadFields) {
   auto g = g_;
   g[match_line(7) - 1].replace(0, 7, "      8");
