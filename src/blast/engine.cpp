@@ -32,6 +32,7 @@
 #include "blast/gpu_stage.hpp"
 #include "blast/kappa.hpp"
 #include "blast/scanner.hpp"
+#include "blast/split.hpp"
 #include "core/blast_db.hpp"
 #include "dist/blast_wire.hpp"
 #include "dist/shard.hpp"
@@ -198,7 +199,7 @@ class BatchReader {
   std::jthread thread_;  // last: started once the members above exist
 };
 
-// Entries found per task: (query index, entry).
+// Entries found per task: (scan unit, entry).
 using Found = std::vector<std::vector<std::pair<std::size_t, PrelimEntry>>>;
 
 PrelimEntry make_entry(const Batch& batch, std::size_t i, std::vector<PrelimHsp> prelim) {
@@ -296,13 +297,26 @@ DatabaseTotals database_totals(const std::string& path, bool subject_mode) {
 
 namespace {
 
-// The queries of one call prepared for the search (stages 1-2) and cut into scan groups.
+// The queries of one call prepared for the search (stages 1-2), their scan units and the units cut into scan
+// groups. A scan unit is what stages 3-5 search as one query, with a preliminary selection of its own: a
+// whole query, or with BLAST+'s query splitting (split.hpp: a BLAST query batch of 19,800 residues or more)
+// the query's piece in one chunk; the units of a split query are merged into its selection before stage 6.
 struct Prepared {
-  BlastpOptions search;  // the options with the database totals
-  std::vector<std::optional<QueryContext>> contexts;
-  std::vector<std::size_t> active;  // queries that can have hits
+  BlastpOptions search;                               // the options with the database totals
+  std::vector<std::optional<QueryContext>> contexts;  // per query: the whole query (stages 1-2, 6, 7)
+  std::vector<std::size_t> active;                    // queries that can have hits
+  // Scan units of the active queries, in query order and each query's in chunk order: the query it belongs
+  // to, its offset in that query (split.hpp's piece begin) and the context it is searched with (the
+  // query's own for a whole query, else one of piece_contexts).
+  std::vector<std::size_t> unit_query;
+  std::vector<int> unit_offset;
+  std::vector<const QueryContext*> unit_contexts;
+  std::vector<std::unique_ptr<QueryContext>> piece_contexts;
+  std::vector<std::vector<std::size_t>> query_units;  // per query: its units (none when inactive)
+  std::vector<bool> query_split;                      // per query: searched in pieces
+  std::vector<std::size_t> active_units;              // units that can have hits
   std::vector<std::vector<const QueryContext*>> group_contexts;
-  std::vector<std::vector<std::size_t>> group_queries;
+  std::vector<std::vector<std::size_t>> group_units;
 
   bool searching(const DatabaseTotals& totals) const { return !active.empty() && totals.sequences > 0; }
 };
@@ -317,7 +331,7 @@ Prepared prepare(std::span<const BlastpQuery> queries, const DatabaseTotals& tot
   std::vector<std::optional<QueryContext>>& contexts = p.contexts;
   std::vector<std::size_t>& active = p.active;
   std::vector<std::vector<const QueryContext*>>& group_contexts = p.group_contexts;
-  std::vector<std::vector<std::size_t>>& group_queries = p.group_queries;
+  std::vector<std::vector<std::size_t>>& group_units = p.group_units;
   const std::size_t nq = queries.size();
   search.db_length = totals.length;
   search.db_num_seqs = totals.sequences;
@@ -340,28 +354,69 @@ Prepared prepare(std::span<const BlastpQuery> queries, const DatabaseTotals& tot
     result.queries[q].setup = contexts[q]->setup();
     if (contexts[q]->searchable()) active.push_back(q);
   }
+  p.query_units.resize(nq);
+  p.query_split.assign(nq, false);
   if (!p.searching(totals)) return p;
 
-  // Query groups (GroupScanner), formed in order of length so that similar lengths share a group: up to
-  // kGroupResidues residues and kGroupDiagonals diagonal slots (queries x the group's diagonal stride),
-  // at least one query. Grouping changes no result (scanner.hpp), only speed and memory.
-  std::vector<std::size_t> by_length = active;
+  // Scan units: BLAST+'s query batches (the CLI cuts its calls at their boundaries), each split into chunks
+  // when long enough (split.hpp); a piece that is not its whole query gets a context of its own (built in
+  // parallel), from the query's residues as given.
+  std::vector<std::size_t> lengths(nq);
+  for (std::size_t q = 0; q < nq; ++q) lengths[q] = queries[q].residues.size();
+  const std::vector<std::size_t> bounds = blastp_query_batches(lengths);
+  std::vector<std::vector<QueryPiece>> pieces(nq);
+  for (std::size_t b = 0; b + 1 < bounds.size(); ++b) {
+    const auto batch = std::span<const std::size_t>(lengths).subspan(bounds[b], bounds[b + 1] - bounds[b]);
+    std::vector<std::vector<QueryPiece>> split = split_query_batch(batch);
+    for (std::size_t i = 0; i < split.size(); ++i) pieces[bounds[b] + i] = std::move(split[i]);
+  }
+  std::vector<std::pair<std::size_t, QueryPiece>> own;  // (unit, piece) needing a context
+  for (const std::size_t q : active) {
+    const bool whole = pieces[q].size() == 1 && pieces[q][0].begin == 0 && pieces[q][0].end == lengths[q];
+    p.query_split[q] = !whole;
+    for (const QueryPiece& piece : pieces[q]) {
+      p.query_units[q].push_back(p.unit_query.size());
+      if (!whole) own.emplace_back(p.unit_query.size(), piece);
+      p.unit_query.push_back(q);
+      p.unit_offset.push_back(static_cast<int>(piece.begin));
+      p.unit_contexts.push_back(whole ? &*contexts[q] : nullptr);
+    }
+  }
+  p.piece_contexts.resize(own.size());
+  pool.parallel_for(own.size(), 1, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t k = begin; k < end; ++k) {
+      const auto& [u, piece] = own[k];
+      const std::vector<std::uint8_t>& r = queries[p.unit_query[u]].residues;
+      p.piece_contexts[k] = std::make_unique<QueryContext>(
+          QueryContext::create(Residues(r.data() + piece.begin, piece.end - piece.begin), search,
+                               totals.length, totals.sequences, totals.min_length));
+    }
+  });
+  for (std::size_t k = 0; k < own.size(); ++k) p.unit_contexts[own[k].first] = p.piece_contexts[k].get();
+  for (std::size_t u = 0; u < p.unit_contexts.size(); ++u)
+    if (p.unit_contexts[u]->searchable()) p.active_units.push_back(u);
+
+  // Unit groups (GroupScanner), formed in order of length so that similar lengths share a group: up to
+  // kGroupResidues residues and kGroupDiagonals diagonal slots (units x the group's diagonal stride),
+  // at least one unit. Grouping changes no result (scanner.hpp), only speed and memory.
+  std::vector<std::size_t> by_length = p.active_units;
   std::stable_sort(by_length.begin(), by_length.end(), [&](std::size_t a, std::size_t b) {
-    return contexts[a]->query().size() < contexts[b]->query().size();
+    return p.unit_contexts[a]->query().size() < p.unit_contexts[b]->query().size();
   });
   std::size_t group_fill = 0;
-  for (const std::size_t q : by_length) {
-    const std::size_t len = contexts[q]->query().size();
-    const std::size_t stride = std::bit_ceil(len + static_cast<std::size_t>(contexts[q]->setup().window));
+  for (const std::size_t u : by_length) {
+    const QueryContext& context = *p.unit_contexts[u];
+    const std::size_t len = context.query().size();
+    const std::size_t stride = std::bit_ceil(len + static_cast<std::size_t>(context.setup().window));
     const bool fits = !group_contexts.empty() && group_fill + len <= kGroupResidues &&
-                      (group_queries.back().size() + 1) * stride <= kGroupDiagonals;
+                      (group_units.back().size() + 1) * stride <= kGroupDiagonals;
     if (!fits) {
       group_contexts.emplace_back();
-      group_queries.emplace_back();
+      group_units.emplace_back();
       group_fill = 0;
     }
-    group_contexts.back().push_back(&*contexts[q]);
-    group_queries.back().push_back(q);
+    group_contexts.back().push_back(&context);
+    group_units.back().push_back(u);
     group_fill += len;
   }
 
@@ -369,14 +424,14 @@ Prepared prepare(std::span<const BlastpQuery> queries, const DatabaseTotals& tot
 }
 
 // Stages 3-5 over part shard_index of shard_count of the database (all of it for 1 part): the preliminary
-// selection of each query, pruned to its limit, and the subjects it holds.
+// selection of each scan unit, pruned to its limit, and the subjects it holds.
 BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, const DatabaseTotals& totals,
                          const BlastpRunOptions& options, ThreadPool& pool, int shard_index, int shard_count,
                          BlastpTimings& timings) {
-  const std::vector<std::optional<QueryContext>>& contexts = prepared.contexts;
-  const std::vector<std::size_t>& active = prepared.active;
+  const std::vector<const QueryContext*>& contexts = prepared.unit_contexts;
+  const std::vector<std::size_t>& active = prepared.active_units;
   const std::vector<std::vector<const QueryContext*>>& group_contexts = prepared.group_contexts;
-  const std::vector<std::vector<std::size_t>>& group_queries = prepared.group_queries;
+  const std::vector<std::vector<std::size_t>>& group_queries = prepared.group_units;
   const std::size_t nq = contexts.size();
   const std::size_t groups = group_contexts.size();
   const auto t_scan = Clock::now();
@@ -623,7 +678,7 @@ BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, c
 #ifdef WARPSEARCH_HAVE_CUDA
     const auto t_setup = Clock::now();
     std::vector<const QueryContext*> active_contexts;
-    for (const std::size_t q : active) active_contexts.push_back(&*contexts[q]);
+    for (const std::size_t q : active) active_contexts.push_back(contexts[q]);
     // kStagesPerGpu stages (streams) per GPU, so that one batch's scan overlaps another's grouping, screen
     // and transfers, and the tails of the per-query launches fill up.
     const std::size_t devices = gpus.size() * kStagesPerGpu;
@@ -732,8 +787,8 @@ BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, c
 }
 
 // The parts' selections and subjects together (the order of arrival changes nothing: selection uses a
-// total order), each query's pruned to the limit and sorted; work: the (query, entry) pairs of stage 6 in
-// output order.
+// total order), each unit's pruned to the limit, a split query's units merged (split.hpp), each query's
+// selection sorted; work: the (query, entry) pairs of stage 6 in output order.
 struct Merged {
   std::vector<Selection> selections;
   std::unordered_map<std::int64_t, BlastpSubject> kept;
@@ -742,17 +797,34 @@ struct Merged {
 
 Merged merge_parts(const Prepared& p, std::vector<BlastpScanPart>& parts, SearchCounts& counts) {
   Merged m;
-  m.selections.resize(p.contexts.size());
-  for (Selection& s : m.selections) s.limit = prelim_list_limit(p.search);
+  const std::size_t limit = prelim_list_limit(p.search);
+  std::vector<Selection> units(p.unit_contexts.size());
+  for (Selection& s : units) s.limit = limit;
   for (BlastpScanPart& part : parts) {
+    if (part.entries.size() != units.size())
+      throw Error(ErrorKind::kInternal,
+                  "blastp: a scan part has another number of scan units (protocol mismatch)");
     add_counts(counts, part.counts);
-    for (const std::size_t q : p.active)
-      for (PrelimEntry& e : part.entries[q]) m.selections[q].entries.push_back(std::move(e));
+    for (const std::size_t u : p.active_units)
+      for (PrelimEntry& e : part.entries[u]) units[u].entries.push_back(std::move(e));
     for (auto& [oid, subject] : part.subjects) m.kept.emplace(oid, std::move(subject));
     part = BlastpScanPart();
   }
+  m.selections.resize(p.contexts.size());
   for (const std::size_t q : p.active) {
-    m.selections[q].prune(true);
+    m.selections[q].limit = limit;
+    if (!p.query_split[q]) {
+      m.selections[q] = std::move(units[p.query_units[q].front()]);
+      m.selections[q].prune(true);
+    } else {
+      std::optional<std::vector<PrelimEntry>> combined;
+      for (const std::size_t u : p.query_units[q]) {
+        units[u].prune(true);
+        shift_query(units[u].entries, p.unit_offset[u]);
+        merge_chunk_hits(combined, std::move(units[u].entries), p.unit_offset[u], limit);
+      }
+      if (combined) m.selections[q].entries = std::move(*combined);
+    }
     m.selections[q].sort();
     for (std::size_t k = 0; k < m.selections[q].entries.size(); ++k) m.work.emplace_back(q, k);
   }
@@ -1007,7 +1079,7 @@ BlastpScanPart blastp_scan_part(std::span<const BlastpQuery> queries, const std:
   const Prepared p = prepare(queries, totals, options, pool, result);
   if (!p.searching(totals)) {
     BlastpScanPart none;
-    none.entries.resize(queries.size());
+    none.entries.resize(p.unit_contexts.size());
     return none;
   }
   return scan_part(p, db_path, totals, options, pool, part, parts, result.timings);

@@ -23,6 +23,11 @@
 // hit lists are selected per query. Memory: the queries, the batches read ahead and the one searched, and
 // the selected subjects.
 //
+// Query splitting (split.hpp): the queries are taken as BLAST+ batches them (blastp_query_batches, from the
+// call's first query: the CLI cuts its calls at batch boundaries). In a batch of 19,800 residues or more,
+// the scan units are the queries' pieces in BLAST+'s chunks, each with its own context and selection;
+// before the traceback a split query's units are merged into its selection as BLAST+ merges them.
+//
 // With GPUs (options.gpus, or options.resolve_gpus, called once the reader has started so that the
 // database is read while the devices start up): batches of gpu_batch_residues go round robin to two
 // GpuStages per device (one host thread and one CUDA stream each, the queries' tables resident), one batch
@@ -158,11 +163,12 @@ struct PrelimEntry {
   std::vector<PrelimHsp> prelim;
 };
 
-// What scanning one part of the database leaves for the traceback: each query's preliminary selection
-// over that part, pruned to its limit (unordered; empty for queries that cannot have hits), the subjects
-// those entries refer to (by database id, ascending) and the counters of the seed stages.
+// What scanning one part of the database leaves for the traceback: each scan unit's preliminary selection
+// over that part, pruned to its limit (unordered; empty for units that cannot have hits), the subjects
+// those entries refer to (by database id, ascending) and the counters of the seed stages. The scan units
+// are the call's queries in order, except that a query BLAST+ splits (split.hpp) has one unit per piece.
 struct BlastpScanPart {
-  std::vector<std::vector<PrelimEntry>> entries;  // per query of the call
+  std::vector<std::vector<PrelimEntry>> entries;  // per scan unit of the call
   std::vector<std::pair<std::int64_t, BlastpSubject>> subjects;
   SearchCounts counts;
 };
@@ -178,8 +184,9 @@ struct BlastpRunResult {
 // Searches every query against the database at db_path. Errors: as blastp_search (matrix / gap costs
 // without statistics: kUsage), as SequenceSource (unreadable or malformed database: kIo / kFormat), and
 // kInput for a query longer than 2^24 residues or a subject longer than 2^30 (32-bit diagonal offsets);
-// with GPUs, kGpu for CUDA failures or a build without CUDA, kInput for a query whose diagonal table does
-// not fit the GPU's shared memory (about 50,000 residues on an H100).
+// with GPUs, kGpu for CUDA failures or a build without CUDA, kInput for a scan unit whose diagonal table
+// does not fit the GPU's shared memory (about 50,000 residues on an H100; scan units stay below 20,000
+// residues: longer queries are split).
 BlastpRunResult blastp_run(std::span<const BlastpQuery> queries, const std::string& db_path,
                            const DatabaseTotals& totals, const BlastpRunOptions& options);
 

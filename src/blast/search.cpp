@@ -15,6 +15,7 @@
 #include "blast/kappa.hpp"
 #include "blast/lookup.hpp"
 #include "blast/prelim_screen.hpp"
+#include "blast/split.hpp"
 #include "blast/ungapped.hpp"
 #include "stats/blast_stats.hpp"
 #include "warpsearch/alphabet.hpp"
@@ -587,23 +588,59 @@ BlastpResult blastp_search(Residues query, std::span<const Residues> subjects, c
   result.setup = context.setup();
   if (!context.searchable() || subjects.empty()) return result;
 
-  // 3-4. Scan, ungapped, preliminary gapped, per subject.
-  SubjectScanner scanner(context);
+  // 3-4. Scan, ungapped, preliminary gapped, per subject; with a query of 19,800 residues or more, per piece
+  // of the query in BLAST+'s chunks (split.hpp), each piece searched as a query of its own.
+  const std::size_t limit = prelim_list_limit(options);
+  const std::size_t query_length = query.size();
+  const std::vector<QueryPiece> pieces =
+      split_query_batch(std::span<const std::size_t>(&query_length, 1)).front();
   std::vector<SubjectHits> prelim_lists;
   std::vector<std::vector<PrelimHsp>> prelim_hsps(subjects.size());
-  for (std::size_t oid = 0; oid < subjects.size(); ++oid) {
-    std::vector<PrelimHsp> prelim = scanner.run(subjects[oid], result.counts);
-    if (prelim.empty()) continue;
-    SubjectHits list;
-    list.oid = static_cast<int>(oid);
-    for (const PrelimHsp& p : prelim) list.hsps.push_back(p.hsp);
-    prelim_lists.push_back(std::move(list));
-    prelim_hsps[oid] = std::move(prelim);
+  if (pieces.size() == 1) {
+    SubjectScanner scanner(context);
+    for (std::size_t oid = 0; oid < subjects.size(); ++oid) {
+      std::vector<PrelimHsp> prelim = scanner.run(subjects[oid], result.counts);
+      if (prelim.empty()) continue;
+      SubjectHits list;
+      list.oid = static_cast<int>(oid);
+      for (const PrelimHsp& p : prelim) list.hsps.push_back(p.hsp);
+      prelim_lists.push_back(std::move(list));
+      prelim_hsps[oid] = std::move(prelim);
+    }
+  } else {
+    std::optional<std::vector<PrelimEntry>> combined;
+    for (const QueryPiece& piece : pieces) {
+      const QueryContext piece_context = QueryContext::create(
+          query.subspan(piece.begin, piece.end - piece.begin), options, db_length, db_num_seqs, min_length);
+      if (!piece_context.searchable()) continue;
+      SubjectScanner scanner(piece_context);
+      std::vector<PrelimEntry> entries;
+      for (std::size_t oid = 0; oid < subjects.size(); ++oid) {
+        std::vector<PrelimHsp> prelim = scanner.run(subjects[oid], result.counts);
+        if (prelim.empty()) continue;
+        PrelimEntry e;
+        e.list.oid = static_cast<int>(oid);
+        for (const PrelimHsp& p : prelim) e.list.hsps.push_back(p.hsp);
+        e.prelim = std::move(prelim);
+        entries.push_back(std::move(e));
+      }
+      std::sort(entries.begin(), entries.end(), [](const PrelimEntry& a, const PrelimEntry& b) {
+        return compare_hit_lists(a.list, b.list) < 0;
+      });
+      if (entries.size() > limit) entries.resize(limit);
+      shift_query(entries, static_cast<int>(piece.begin));
+      merge_chunk_hits(combined, std::move(entries), static_cast<int>(piece.begin), limit);
+    }
+    if (combined)
+      for (PrelimEntry& e : *combined) {
+        prelim_hsps[static_cast<std::size_t>(e.list.oid)] = std::move(e.prelim);
+        prelim_lists.push_back(std::move(e.list));
+      }
   }
 
   // 5. Preliminary hit list.
   const bool cbs = options.comp_based_stats != 0;
-  select_hit_lists(prelim_lists, prelim_list_limit(options));
+  select_hit_lists(prelim_lists, limit);
 
   if (cbs) {
     // 6-7 with composition-based statistics (kappa.hpp): the redo runs lazily, for the lists BLAST redoes.

@@ -41,6 +41,9 @@
 //      Then purge_common_endpoints, sort by score, E-values (Spouge, actual subject length), reap by
 //      prelim_evalue (= -evalue, x 5 with -comp_based_stats 2 or 3).
 //   5. Preliminary hit list: select_hit_lists with prelim_hitlist_size(max_target_seqs, cbs != 0).
+//   Query splitting (split.hpp): in a BLAST query batch of 19,800 residues or more (blastp_search: a query
+//   that long), stages 1-5 run per piece of the query in BLAST+'s chunks, each piece a query of its own,
+//   and the pieces' preliminary lists are merged (merge_chunk_hits) before stage 6 on the whole query.
 //   With -comp_based_stats 1-3, stages 6 and 7 are the composition-based redo instead (kappa.hpp:
 //   redo_subject per listed subject, finish_composition_redo for the final lists); QueryContext::create
 //   then also builds the query's composition data (compo()). Otherwise:

@@ -11,11 +11,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "blast/engine.hpp"
@@ -210,6 +212,76 @@ TEST(EngineExactMaxTargetSeqs, BestNOfTheWholeDatabase) {
       expected.resize(2);
       expect_same_hits(best.queries[q].hits, expected, fmt::format("cbs {} query {}", cbs, q));
     }
+  }
+}
+
+// Query splitting (split.hpp): a 20,000-residue query, which BLAST+ searches in the chunks [0, 10051) and
+// [9951, 20000), against mutated copies of windows across the chunk boundary and random subjects:
+// blastp_run gives blastp_search's hit lists (-comp_based_stats 0 on 1 thread with one-subject batches, 2 on
+// 3 threads with one batch), alone and after short queries in its BLAST batch (which cut it elsewhere;
+// blastp_search is then compared for the short queries, which lie in the first chunk whole).
+TEST(EngineQuerySplitting, LongQuerySameAsSingleQuerySearch) {
+  std::mt19937 rng(4242);
+  const Alphabet alpha = Alphabet::protein();
+  const std::string letters = "ACDEFGHIKLMNPQRSTVWY";
+  std::uniform_int_distribution<int> pct(0, 99);
+  const auto random_seq = [&](std::size_t n) {
+    std::vector<std::uint8_t> r(n);
+    for (auto& c : r) c = *alpha.code(letters[static_cast<std::size_t>(pct(rng) % 20)]);
+    return r;
+  };
+  const std::vector<std::uint8_t> query = random_seq(20000);
+  std::vector<Record> subjects;
+  for (int i = 0; i < 45; ++i) {
+    if (i % 3 == 0) {
+      subjects.push_back({fmt::format("r{}", i), random_seq(200 + static_cast<std::size_t>(i) * 7)});
+      continue;
+    }
+    const std::size_t from = 9800 + static_cast<std::size_t>(i) * 5;
+    const std::size_t to = std::min<std::size_t>(from + 150 + static_cast<std::size_t>(i) * 4, query.size());
+    std::vector<std::uint8_t> m;
+    for (std::size_t k = from; k < to; ++k) {
+      const int roll = pct(rng);
+      if (roll < 1) continue;
+      m.push_back(pct(rng) < 20 + (i % 5) * 8 ? static_cast<std::uint8_t>(pct(rng) % 20) : query[k]);
+    }
+    subjects.push_back({fmt::format("h{} window {}-{}", i, from, to), m});
+  }
+  test::TempDir dir("ws_engine_split");
+  const std::string db = (dir.path() / "db.fa").string();
+  write_fasta(subjects, db, 60);
+  std::vector<Residues> subject_residues;
+  for (const Record& r : subjects) subject_residues.emplace_back(r.codes);
+  const DatabaseTotals totals = database_totals(db, true);
+
+  // Short queries before it in its batch (4 x 2,000 residues: L = 28,000, chunks [0, 14051) and
+  // [13951, 28000)): the long query is then cut at 5951 instead.
+  std::vector<BlastpQuery> with_short;
+  for (int i = 0; i < 4; ++i) with_short.push_back({fmt::format("s{}", i), random_seq(2000)});
+  with_short.push_back({"long", query});
+  // (-comp_based_stats, threads, batch residues)
+  const std::tuple<int, unsigned, std::size_t> runs[] = {{0, 1, 1}, {2, 3, std::size_t{1} << 24}};
+  for (const auto& [cbs, threads, batch] : runs) {
+    BlastpRunOptions options;
+    options.search.comp_based_stats = cbs;
+    options.search.evalue = 100;
+    options.threads = threads;
+    options.batch_residues = batch;
+    const std::string what = fmt::format("cbs {} threads {} batch {}", cbs, threads, batch);
+    const BlastpResult expected = blastp_search(query, subject_residues, options.search);
+    bool across = false;  // some reported HSP spans the overlap of the two chunks
+    for (const SubjectHits& h : expected.hits)
+      for (const Hsp& x : h.hsps) across = across || (x.q_start < 9951 && x.q_end > 10051);
+    EXPECT_TRUE(across) << what;
+    EXPECT_GE(expected.hits.size(), 20u) << what;
+    const BlastpRunResult r = blastp_run(std::vector<BlastpQuery>{{"long", query}}, db, totals, options);
+    expect_same_hits(r.queries[0].hits, expected.hits, what);
+    const BlastpRunResult r5 = blastp_run(with_short, db, totals, options);
+    for (std::size_t q = 0; q < 4; ++q)
+      expect_same_hits(r5.queries[q].hits,
+                       blastp_search(with_short[q].residues, subject_residues, options.search).hits,
+                       what + fmt::format(" short query {}", q));
+    EXPECT_FALSE(r5.queries[4].hits.empty()) << what;
   }
 }
 

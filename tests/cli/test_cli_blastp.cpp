@@ -283,6 +283,52 @@ TEST_F(BlastpCli, CompositionBasedStatsSameAsBlastp) {
   expect_same_as_blastp("-query " + globins + " -subject " + globins + " -outfmt 0 -seg yes");
 }
 
+// Query splitting: blastp searches a query batch of 19,800 residues or more in overlapping chunks and merges
+// the chunks' preliminary hits (src/blast/split.hpp). The queries are mutated stretches (15 % substitutions,
+// a fixed generator) of the database's sequences back to back, so that many hits lie across chunk
+// boundaries: a batch of 9,960 + 30 + 10,010 residues (chunks [0, 10051) and [9951, 20000): the second
+// query lies inside the overlap, the third starts in it), one of 9,900 + 90 + 12,000 (the second query
+// across the boundary) and a query of 31,000 alone (3 chunks). Identical to blastp -db with
+// -comp_based_stats 0 (E <= 100) and 2, and with -seg yes.
+TEST_F(BlastpCli, LongQueryBatchesSplitAsBlastpSplitsThem) {
+  if (!have_blast_tools()) GTEST_SKIP() << "blastp / makeblastdb not installed";
+  std::string residues;
+  {
+    std::ifstream in(dir / "db2k.fa");
+    std::string line;
+    while (std::getline(in, line))
+      if (!line.empty() && line[0] != '>') residues += line;
+  }
+  ASSERT_GT(residues.size(), 200000u);
+  std::uint32_t state = 12345;
+  const auto next = [&state] {
+    state = state * 1664525u + 1013904223u;
+    return state >> 8;
+  };
+  const std::string letters = "ACDEFGHIKLMNPQRSTVWY";
+  std::size_t from = 0;
+  const auto stretch = [&](std::size_t n) {
+    std::string q = residues.substr(from, n);
+    from += n + 777;
+    for (char& c : q)
+      if (next() % 100 < 15) c = letters[next() % 20];
+    return q;
+  };
+  std::string fasta;
+  int number = 0;
+  for (const std::size_t n : {9960, 30, 10010, 9900, 90, 12000, 31000}) {
+    const std::string q = stretch(n);
+    fasta += ">long" + std::to_string(number++) + " " + std::to_string(n) + " residues\n";
+    for (std::size_t i = 0; i < q.size(); i += 60) fasta += q.substr(i, 60) + "\n";
+  }
+  write_file(dir / "long.fa", fasta);
+  const std::string db = make_blast_db();
+  const std::string base = "-query " + shell_quote(dir / "long.fa") + " -db " + db + " -outfmt 6";
+  expect_same_as_blastp(base + " -comp_based_stats 0 -evalue 100");
+  expect_same_as_blastp(base);
+  expect_same_as_blastp(base + " -seg yes -max_target_seqs 50");
+}
+
 // The synthetic database with planted homologs (scripts/make_blastp_data.sh small: shuffled UniProt
 // background + 5 homologs of each of 20 queries at 90..25 % identity): identical to blastp -db in modes 2
 // (default) and 0, and every planted homolog that blastp finds (E <= 1e-3) is found.

@@ -9,7 +9,7 @@
 // (every HSP field and edit script), subjects, adjust rules and counters; over a FASTA file (parts found
 // while streaming it) and the same subjects as a packed database (parts from its length table); with
 // -comp_based_stats 0 and 2 and a -max_target_seqs small enough that the preliminary selection prunes across
-// parts.
+// parts; also with a query long enough to be split into pieces (one scan unit each).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -120,6 +120,25 @@ bool make_data(Data& d) {
   return true;
 }
 
+// make_data's queries followed by a long one, the 6 planted queries and then the first subjects back to back
+// up to 21,000 residues: its BLAST batch (about 23,700 residues) is searched in two chunks (blast/split.hpp),
+// so the scan parts hold the pieces' selections.
+bool make_split_data(Data& d) {
+  if (!make_data(d)) return false;
+  BlastpQuery long_query{"long planted queries and subjects", {}};
+  for (std::size_t i = 0; i < 6; ++i)
+    long_query.residues.insert(long_query.residues.end(), d.queries[i].residues.begin(),
+                               d.queries[i].residues.end());
+  const std::string db = (test::testdata_dir() / "prot/mmseqs_DB20k.fasta").string();
+  for (const test::Record& r : test::read_fasta(db, 200)) {
+    if (long_query.residues.size() >= 21000) break;
+    long_query.residues.insert(long_query.residues.end(), r.codes.begin(), r.codes.end());
+  }
+  long_query.residues.resize(21000);
+  d.queries.push_back(std::move(long_query));
+  return true;
+}
+
 void check(const Data& d, const std::string& db, bool subject_mode, int cbs, int max_targets) {
   SCOPED_TRACE(::testing::Message() << db << " cbs " << cbs << " max_target_seqs " << max_targets);
   const blast::DatabaseTotals totals = blast::database_totals(db, subject_mode);
@@ -161,6 +180,15 @@ TEST(BlastShardMerge, FastaAndPackedDatabaseSplitAnyWayGiveTheOneProcessResult) 
   check(d, d.packed, false, 0, 500);
   check(d, d.fasta, true, 2, 20);
   check(d, d.packed, false, 2, 3);
+}
+
+TEST(BlastShardMerge, SplitQueryPiecesMergeAsInOneProcess) {
+  WS_REQUIRE_TESTDATA("prot/mmseqs_DB20k.fasta");
+  WS_REQUIRE_TESTDATA("prot/mmseqs_QUERY500.fasta");
+  Data d;
+  ASSERT_TRUE(make_split_data(d));
+  check(d, d.packed, false, 0, 7);
+  check(d, d.fasta, true, 2, 20);
 }
 
 TEST(BlastWire, TruncatedPartIsAProtocolError) {
