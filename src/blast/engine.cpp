@@ -259,17 +259,20 @@ std::string defline_of(const Sequence& seq, bool subject_mode) {
 
 }  // namespace
 
-ReaderOptions subject_reader_options() {
+ReaderOptions subject_reader_options(bool subject_mode) {
   ReaderOptions options;
   options.alphabet = AlphabetKind::kProtein;
   options.strict_letters = true;
   options.keep_header = true;  // the deflines (BlastpRunOptions::subject_mode)
+  options.allow_unnamed = subject_mode;
+  options.allow_empty_sequences = subject_mode;
+  options.skip_hyphens = subject_mode;
   return options;
 }
 
 DatabaseTotals database_totals(const std::string& path, bool subject_mode) {
   DatabaseTotals totals;
-  SequenceSource source = SequenceSource::open(path, subject_reader_options());
+  SequenceSource source = SequenceSource::open(path, subject_reader_options(subject_mode));
   if (!subject_mode && source.packed_db() != nullptr) {
     const PackedDb& db = *source.packed_db();
     totals.length = static_cast<std::int64_t>(db.total_residues());
@@ -290,6 +293,15 @@ DatabaseTotals database_totals(const std::string& path, bool subject_mode) {
     totals.length += static_cast<std::int64_t>(seq.length());
     ++totals.sequences;
     shortest = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(shortest), seq.length()));
+    if (seq.length() == 0) {
+      ++totals.empty_sequences;
+      if (totals.first_empty.size() < kMaxNotedEmpty)
+        totals.first_empty.emplace_back(totals.sequences, defline_of(seq, subject_mode));
+    }
+  }
+  if (const SequenceReader* reader = source.reader()) {
+    totals.hyphens = reader->hyphens();
+    totals.first_hyphen_line = reader->first_hyphen_line();
   }
   totals.min_length = subject_mode ? std::max(shortest, kSeqSrcMinLength) : kSeqSrcMinLength;
   return totals;
@@ -445,7 +457,7 @@ BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, c
   std::unordered_map<std::int64_t, BlastpSubject> kept;
 
   // The database in batches.
-  SequenceSource source = SequenceSource::open(db_path, subject_reader_options());
+  SequenceSource source = SequenceSource::open(db_path, subject_reader_options(options.subject_mode));
   std::int64_t next_oid = 0;
   bool done = false;
   // A BLAST+ or packed database is read by id: a batch's residues are decoded on kReadThreads threads and

@@ -69,21 +69,33 @@ namespace warpsearch::blast {
 
 struct DatabaseTotals {
   std::int64_t length = 0;     // residues of all subjects
-  std::int64_t sequences = 0;  // number of subjects
+  std::int64_t sequences = 0;  // number of subjects (empty ones included)
   int min_length = 0;          // the "minimum subject length" n of the hit-saving cutoff (search.hpp)
+  // A -subject file read as blastp reads it (subject_reader_options(true)): its empty records (blastp warns
+  // "Subject sequence contains no data" and counts them, length 0, in the totals) and the '-' skipped in
+  // its sequences. The first kMaxNotedEmpty empty records are noted as (1-based number, defline).
+  std::int64_t empty_sequences = 0;
+  std::vector<std::pair<std::int64_t, std::string>> first_empty{};
+  std::uint64_t hyphens = 0;
+  std::uint64_t first_hyphen_line = 0;
 };
+inline constexpr std::size_t kMaxNotedEmpty = 10;
 
-// Totals of the database at `path` (as SequenceSource::open reads it). A packed or BLAST+ database gives
-// them from its index (a BLAST+ database: its alias statistics, as blastp); a sequence file is read once
-// (subject_reader_options). min_length: for a database (blastp -db), BLAST_SEQSRC_MINLENGTH = 10, as
-// CSeqDB reports no shortest length (seqdbimpl.cpp: the alias MinLength is 0 for a plain database, then
-// 10; BlastDb::cutoff_min_length for a BLAST+ database, which honours an alias MIN_SEQ_LENGTH); with
-// subject_mode (blastp -subject: the file is the subject set), max(shortest, 10) (subject_set_min_length).
-// Throws as SequenceSource does (kIo, kFormat with file and line).
+// Totals of the database at `path` (as SequenceSource::open reads it, with
+// subject_reader_options(subject_mode)). A packed or BLAST+ database gives them from its index (a BLAST+
+// database: its alias statistics, as blastp); a sequence file is read once (subject_reader_options).
+// min_length: for a database (blastp -db), BLAST_SEQSRC_MINLENGTH = 10, as CSeqDB reports no shortest length
+// (seqdbimpl.cpp: the alias MinLength is 0 for a plain database, then 10; BlastDb::cutoff_min_length for a
+// BLAST+ database, which honours an alias MIN_SEQ_LENGTH); with subject_mode (blastp -subject: the file is
+// the subject set), max(shortest, 10) (subject_set_min_length). Throws as SequenceSource does (kIo, kFormat
+// with file and line).
 DatabaseTotals database_totals(const std::string& path, bool subject_mode = false);
 
-// How subject files are read: protein, letters outside the alphabet are errors (file:line).
-ReaderOptions subject_reader_options();
+// How subject files are read: protein, letters outside the alphabet are errors (file:line). With
+// subject_mode (blastp -subject), as blastp reads them: text before the first header and a header without a
+// name give unnamed records (reported as blastp does: sseqid "unnamed", sallseqid "Subject_N", title
+// "unnamed protein product"), empty records are subjects without hits, and '-' is skipped.
+ReaderOptions subject_reader_options(bool subject_mode = false);
 
 struct BlastpQuery {
   std::string defline;                 // FASTA header without '>' ("name description")

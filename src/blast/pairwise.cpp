@@ -396,7 +396,7 @@ std::vector<std::string> blast_wrap(std::string_view str, std::size_t width) {
 std::string blast_defline_title(std::string_view title) {
   std::string t(title);
   strip_trailing(t, ".,;~ ");
-  if (t.empty()) t = kUnnamed;
+  if (t.find_first_not_of(' ') == std::string::npos) t = kUnnamed;  // empty or blanks only
   // blastp 2.12's list, in its order (observed: "MULTISPECIES:" and "TLS:" are kept).
   constexpr std::array<std::string_view, 12> kPrefixes{"MAG ",
                                                        "MAG:",

@@ -500,13 +500,16 @@ QueryContext QueryContext::create(Residues query_in, const BlastpOptions& option
   // BlastHitSavingParametersUpdate: with -comp_based_stats 2 or 3 the preliminary stage keeps HSPs up to
   // 5 x -evalue (cutoff and reap), so that the adjusted scores can still reach -evalue.
   setup.prelim_evalue = (options.comp_based_stats > 1 ? 5 : 1) * options.evalue;
-  if (c.query_.empty() || db_length == 0 || db_num_seqs == 0) return c;
+  if (c.query_.empty()) return c;
   setup.gapped = c.calc_->gapped();
+  const auto ungapped = stats::query_ungapped_params(matrix, c.query_);
+  if (ungapped) setup.ungapped = *ungapped;
+  // Subjects without residues (a -subject file of empty records): blastp reports the query's statistics,
+  // an effective search space of 0 and no hits.
+  if (db_length == 0 || db_num_seqs == 0) return c;
   setup.lengths = c.calc_->lengths();
   setup.gapped_x_dropoffs = *xdrops;
-  const auto ungapped = stats::query_ungapped_params(matrix, c.query_);
   if (!ungapped) return c;
-  setup.ungapped = *ungapped;
 
   // 2. Cutoffs.
   setup.cutoff_score =

@@ -157,7 +157,8 @@ class QueryContext {
  public:
   // db_length / db_num_seqs / min_length: the subject-set totals (see BlastpOptions). Throws
   // Error(kUsage) for a matrix / gap-cost pair without BLAST+ gapped and Gumbel parameters or an invalid
-  // word size. searchable() is false for an empty query or one without ungapped statistics (all X).
+  // word size. searchable() is false for an empty query, one without ungapped statistics (all X) or subjects
+  // without residues (setup() then holds the statistics blastp reports).
   static QueryContext create(Residues query, const BlastpOptions& options, std::int64_t db_length,
                              std::int64_t db_num_seqs, int min_length);
 

@@ -322,7 +322,12 @@ std::string TabularWriter::query(const TabularSequence& query, std::span<const T
     const TabularSequence& subject = subjects[hit.subject];
     const TabularHsp& hsp = hit.hsp;
     const HspStats st = hsp_stats(hsp, query.residues, subject.residues, matrix_, display_.get());
-    const std::string_view sid = defline_id(subject.defline);
+    std::string_view sid = defline_id(subject.defline);
+    std::string_view all_sid = sid;
+    if (sid.empty() && !subject.unnamed_id.empty()) {
+      sid = "unnamed";
+      all_sid = subject.unnamed_id;
+    }
     int qcovs = 0;
     if (need_qcovs) {
       std::vector<std::pair<int, int>> ranges;
@@ -338,12 +343,12 @@ std::string TabularWriter::query(const TabularSequence& query, std::span<const T
         case TabularField::kQaccver: out += qid; break;
         case TabularField::kSseqid: out += subject.ids ? std::string_view(subject.ids->seqid) : sid; break;
         case TabularField::kSallseqid:
-          out += subject.ids ? std::string_view(subject.ids->all_seqids) : sid;
+          out += subject.ids ? std::string_view(subject.ids->all_seqids) : all_sid;
           break;
         case TabularField::kSacc: out += subject.ids ? std::string_view(subject.ids->acc) : sid; break;
         case TabularField::kSaccver: out += subject.ids ? std::string_view(subject.ids->accver) : sid; break;
         case TabularField::kSallacc:
-          out += subject.ids ? std::string_view(subject.ids->all_accs) : sid;
+          out += subject.ids ? std::string_view(subject.ids->all_accs) : all_sid;
           break;
         case TabularField::kQgi:
         case TabularField::kSgi:

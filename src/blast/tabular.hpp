@@ -139,7 +139,10 @@ struct TabularSequence {
   Residues residues;
   // A subject of a -parse_seqids BLAST+ database: its id and title columns from here (subject_ids.hpp).
   const ParsedSubjectIds* ids = nullptr;
-  std::string_view unnamed_id{};  // the id of a query whose defline has none (BlastpQuery::unnamed_id)
+  // A sequence whose defline has no id: a query's id (BlastpQuery::unnamed_id, "Query_N", printed for qseqid,
+  // qacc and qaccver); a -subject record's "Subject_N" (sallseqid and sallacc; sseqid, sacc and saccver
+  // print "unnamed", as blastp does).
+  std::string_view unnamed_id{};
 };
 
 // One HSP: coordinates 0-based, ends exclusive, with its edit script (GappedAlignment conventions).

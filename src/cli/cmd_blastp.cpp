@@ -252,7 +252,7 @@ class ReportWriter {
     std::string threshold_text;                        // -threshold as given ("11.5"), empty when not given
   };
 
-  ReportWriter(const std::string& spec, const Setup& setup) {
+  ReportWriter(const std::string& spec, const Setup& setup) : subject_mode_(setup.subject_mode) {
     std::istringstream in(spec);
     std::string number;
     in >> number;
@@ -286,13 +286,18 @@ class ReportWriter {
       // The writers take this query's subjects as a list; hits refer to them by index (SubjectHits::oid).
       const blast::BlastpQueryResult& r = result.queries[q];
       std::vector<const blast::BlastpSubject*> subjects;
+      std::vector<std::string> unnamed_ids;  // blastp's "Subject_N" of a -subject record without a name
       std::vector<blast::SubjectHits> hits = r.hits;
       for (blast::SubjectHits& list : hits) {
-        subjects.push_back(&result.subjects.at(list.oid));
+        const blast::BlastpSubject& s = result.subjects.at(list.oid);
+        subjects.push_back(&s);
+        const bool unnamed =
+            subject_mode_ && !s.ids && s.defline.find_first_not_of(" \t") == std::string::npos;
+        unnamed_ids.push_back(unnamed ? fmt::format("Subject_{}", list.oid + 1) : std::string());
         list.oid = static_cast<int>(subjects.size() - 1);
       }
       text += pairwise_ ? pairwise_query(queries[q], r, subjects, hits)
-                        : tabular_query(queries[q], subjects, hits);
+                        : tabular_query(queries[q], subjects, unnamed_ids, hits);
     }
     return text;
   }
@@ -345,10 +350,13 @@ class ReportWriter {
 
   std::string tabular_query(const blast::BlastpQuery& query,
                             const std::vector<const blast::BlastpSubject*>& subjects,
+                            const std::vector<std::string>& unnamed_ids,
                             const std::vector<blast::SubjectHits>& hits) const {
     std::vector<blast::TabularSequence> sequences;
-    for (const blast::BlastpSubject* s : subjects)
-      sequences.push_back({s->defline, s->residues, s->ids ? &*s->ids : nullptr});
+    for (std::size_t i = 0; i < subjects.size(); ++i) {
+      const blast::BlastpSubject* s = subjects[i];
+      sequences.push_back({s->defline, s->residues, s->ids ? &*s->ids : nullptr, unnamed_ids[i]});
+    }
     return tabular_->query({query.defline, query.residues, nullptr, query.unnamed_id}, sequences,
                            blast::tabular_hits(hits));
   }
@@ -377,6 +385,7 @@ class ReportWriter {
     return pairwise_->query(q, subject_hits);
   }
 
+  bool subject_mode_ = false;
   std::optional<blast::TabularWriter> tabular_;
   std::optional<blast::PairwiseWriter> pairwise_;
 };
@@ -756,6 +765,17 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   if (!global.quiet && reader->hyphens() > 0)  // as blastp's FASTA reader warns
     fmt::print(stderr, "warpsearch: warning: {}:{}: '-' in the query sequences ({} of them) skipped\n",
                reader->path(), reader->first_hyphen_line(), reader->hyphens());
+  if (!global.quiet && totals.hyphens > 0)
+    fmt::print(stderr, "warpsearch: warning: {}:{}: '-' in the subject sequences ({} of them) skipped\n",
+               target, totals.first_hyphen_line, totals.hyphens);
+  if (!global.quiet) {  // as blastp warns "Subject sequence contains no data"
+    for (const auto& [number, defline] : totals.first_empty)
+      fmt::print(stderr, "warpsearch: warning: subject {} ({}): empty sequence; it has no hits\n", number,
+                 defline.empty() ? fmt::format("Subject_{}", number) : defline);
+    if (totals.empty_sequences > static_cast<std::int64_t>(totals.first_empty.size()))
+      fmt::print(stderr, "warpsearch: warning: {} more empty subject sequences\n",
+                 totals.empty_sequences - static_cast<std::int64_t>(totals.first_empty.size()));
+  }
   if (o.timing)
     fmt::print(stderr, "timing: command {:.3f} s (from reading the options to the output's commit)\n",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

@@ -188,6 +188,52 @@ TEST_F(BlastpCli, QueriesWithoutNamesEmptyOrWithHyphens) {
   EXPECT_FALSE(std::filesystem::exists(dir / "qe.out"));
 }
 
+// A -subject file read as blastp reads it: text before the first header and headers without a name (">",
+// ">   ") are unnamed subjects (sseqid "unnamed", sallseqid "Subject_N", title "unnamed protein product"),
+// an empty record is a subject without hits counted in the totals (sequences, and the minimum length: 10),
+// '-' is skipped; each with a warning. A file of empty records only: no hits, the statistics still reported.
+TEST_F(BlastpCli, SubjectsWithoutNamesEmptyOrWithHyphens) {
+  if (!have_blast_tools()) GTEST_SKIP() << "blastp / makeblastdb not installed";
+  const std::string records = first_records(tdata("prot/globins45.fa"), 7);
+  std::vector<std::string> seqs;  // residues of the 7 records, one line each
+  for (std::size_t at = records.find('>'); at != std::string::npos; at = records.find('>', at + 1)) {
+    const std::size_t start = records.find('\n', at) + 1;
+    std::string r = records.substr(start, records.find('>', start) - start);
+    std::erase(r, '\n');
+    seqs.push_back(r);
+  }
+  ASSERT_EQ(seqs.size(), 7u);
+  std::string gapped;  // 3 hyphens
+  gapped.append(seqs[4], 0, 20).append("--").append(seqs[4], 20, 20).append("-").append(seqs[4], 40);
+  std::string before_gapped = seqs[1];  // no header line
+  for (const std::string& part : {std::string("\n>named\n"), seqs[2], std::string("\n>empty one desc\n>\n"),
+                                  seqs[3], std::string("\n>hyph some\n")})
+    before_gapped += part;
+  std::string file = before_gapped;
+  for (const std::string& part : {gapped, std::string("\n>   \n"), seqs[5], std::string("\n>  text here\n"),
+                                  seqs[6], std::string("\n")})
+    file += part;
+  write_file(dir / "su.fa", file);
+  const auto gapped_line = std::count(before_gapped.begin(), before_gapped.end(), '\n') + 1;
+  const std::string args =
+      "-query " + shell_quote(tdata("prot/HBB_HUMAN")) + " -subject " + shell_quote(dir / "su.fa");
+  expect_same_as_blastp(args + " -outfmt 7");
+  expect_same_as_blastp(args + " -outfmt 0");
+  expect_same_as_blastp(args + " -outfmt '6 sseqid sallseqid sacc saccver sallacc stitle slen evalue'");
+  expect_same_as_blastp(args + " -outfmt 6 -comp_based_stats 0 -evalue 1000");
+  const CliResult warned = run_cli("blastp " + args + " -outfmt 6");
+  EXPECT_NE(warned.err.find("subject 3 (empty one desc): empty sequence"), std::string::npos) << warned.err;
+  EXPECT_NE(warned.err.find("su.fa:" + std::to_string(gapped_line) +
+                            ": '-' in the subject sequences (3 of them) skipped"),
+            std::string::npos)
+      << warned.err;
+  write_file(dir / "se.fa", ">e1\n>e2 x\n\n");
+  const std::string empty =
+      "-query " + shell_quote(tdata("prot/HBB_HUMAN")) + " -subject " + shell_quote(dir / "se.fa");
+  expect_same_as_blastp(empty + " -outfmt 0");
+  expect_same_as_blastp(empty + " -outfmt 7");
+}
+
 // Subject deflines with blank runs and tabs: -subject prints them as blastp's FASTA reader gives them (cut
 // at a tab); a FASTA -db as makeblastdb stores them (blanks kept, each tab three spaces).
 TEST_F(BlastpCli, SubjectTitlesWithBlankRunsAndTabs) {
