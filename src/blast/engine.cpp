@@ -892,6 +892,8 @@ void final_lists(const Prepared& p, std::span<const BlastpQuery> queries, Merged
         lists.push_back(std::move(h));
       }
       select_hit_lists(lists, static_cast<std::size_t>(search.max_target_seqs));
+      reap_by_query_coverage(lists, result.queries[q].adjust_rules,
+                             static_cast<int>(queries[q].residues.size()), search.qcov_hsp_perc);
       for (const SubjectHits& h : lists) reported.insert(h.oid);
       result.queries[q].hits = std::move(lists);
     }
@@ -921,6 +923,8 @@ void final_lists(const Prepared& p, std::span<const BlastpQuery> queries, Merged
       std::vector<RedoneQuery> finished = finish_composition_redo(inputs, search);
       for (std::size_t q = bounds[b]; q < bounds[b + 1]; ++q) {
         RedoneQuery& f = finished[q - bounds[b]];
+        reap_by_query_coverage(f.hits, f.rules, static_cast<int>(queries[q].residues.size()),
+                               search.qcov_hsp_perc);
         for (const SubjectHits& h : f.hits) reported.insert(h.oid);
         result.queries[q].hits = std::move(f.hits);
         result.queries[q].adjust_rules = std::move(f.rules);

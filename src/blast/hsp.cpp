@@ -399,6 +399,15 @@ void trim_to_max_hsps(std::vector<Hsp>& hsps, int max_hsps) {
     hsps.resize(static_cast<std::size_t>(max_hsps));
 }
 
+bool below_query_coverage(const Hsp& hsp, int query_length, double percent) {
+  double pct = 0;
+  if (query_length > 0) {
+    pct = 100.0 * static_cast<double>(hsp.q_end - hsp.q_start) / static_cast<double>(query_length);
+    if (pct < 99) pct += 0.5;
+  }
+  return pct < percent;
+}
+
 double SubjectHits::best_evalue() const {
   double best = std::numeric_limits<std::int32_t>::max();
   for (const Hsp& h : hsps) best = std::min(h.evalue, best);

@@ -152,6 +152,12 @@ void reap_by_evalue(std::vector<Hsp>& hsps, double expect);
 // sorted after the traceback (by E-value / score).
 void trim_to_max_hsps(std::vector<Hsp>& hsps, int max_hsps);
 
+// Blast_HSPQueryCoverageTest (-qcov_hsp_perc; 0 = no filter): true when the HSP covers less than `percent`
+// of the query: 100 * (q_end - q_start) / query_length, plus 0.5 below 99 (BLAST's rounding), < percent.
+// BLAST applies it after the final hit lists are chosen (s_FilterBlastResults, after -max_hsps): HSPs that
+// fail are removed and lists left empty are dropped, without refilling the lists.
+bool below_query_coverage(const Hsp& hsp, int query_length, double percent);
+
 // The HSPs of one query against one subject (BlastHSPList), hsps sorted (score / E-value).
 struct SubjectHits {
   int oid = 0;  // subject ordinal id (database order, or -subject order)

@@ -656,6 +656,8 @@ BlastpResult blastp_search(Residues query, std::span<const Residues> subjects, c
         std::move(finish_composition_redo(std::span<const RedoQueryInput>(&input, 1), options).front());
     result.hits = std::move(redone.hits);
     result.adjust_rules = std::move(redone.rules);
+    reap_by_query_coverage(result.hits, result.adjust_rules, static_cast<int>(query.size()),
+                           options.qcov_hsp_perc);
     return result;
   }
 
@@ -672,6 +674,8 @@ BlastpResult blastp_search(Residues query, std::span<const Residues> subjects, c
   // 7. Final hit lists.
   select_hit_lists(final_lists, static_cast<std::size_t>(options.max_target_seqs));
   result.hits = std::move(final_lists);
+  reap_by_query_coverage(result.hits, result.adjust_rules, static_cast<int>(query.size()),
+                         options.qcov_hsp_perc);
   return result;
 }
 
@@ -685,6 +689,35 @@ int subject_set_min_length(std::span<const Residues> subjects) {
   int min_length = INT_MAX;
   for (const Residues& s : subjects) min_length = std::min(min_length, static_cast<int>(s.size()));
   return std::max(min_length, kSubjectSetMinLength);
+}
+
+void reap_by_query_coverage(std::vector<SubjectHits>& lists,
+                            std::vector<std::vector<compo::MatrixAdjustRule>>& rules, int query_length,
+                            double percent) {
+  if (percent <= 0) return;
+  const bool with_rules = !rules.empty();
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < lists.size(); ++i) {
+    std::size_t n = 0;
+    for (std::size_t k = 0; k < lists[i].hsps.size(); ++k) {
+      if (below_query_coverage(lists[i].hsps[k], query_length, percent)) continue;
+      if (n != k) {
+        lists[i].hsps[n] = std::move(lists[i].hsps[k]);
+        if (with_rules) rules[i][n] = rules[i][k];
+      }
+      ++n;
+    }
+    lists[i].hsps.resize(n);
+    if (with_rules) rules[i].resize(n);
+    if (n == 0) continue;
+    if (kept != i) {
+      lists[kept] = std::move(lists[i]);
+      if (with_rules) rules[kept] = std::move(rules[i]);
+    }
+    ++kept;
+  }
+  lists.resize(kept);
+  if (with_rules) rules.resize(kept);
 }
 
 std::vector<TabularHit> tabular_hits(const std::vector<SubjectHits>& hits) {

@@ -91,7 +91,10 @@ struct BlastpOptions {
   // so the final list is the best max_target_seqs by E-value (then score) of the whole database.
   bool exact_max_target_seqs = false;
   int max_hsps = 0;  // 0: no limit
-  int window = 0;    // two-hit window; 0: blastp_default_window(matrix)
+  // -qcov_hsp_perc (0-100; 0: none): HSPs covering less of the query are dropped from the final lists
+  // (below_query_coverage), and lists left empty with them.
+  double qcov_hsp_perc = 0;
+  int window = 0;  // two-hit window; 0: blastp_default_window(matrix)
   double xdrop_ungap_bits = 7;
   double xdrop_gap_bits = 15;
   double xdrop_gap_final_bits = 25;
@@ -245,5 +248,11 @@ int spouge_cutoff_score(double e0, const stats::KarlinParams& gapped, const stat
 
 // The results as TabularWriter hits (subject index = oid), in output order.
 std::vector<TabularHit> tabular_hits(const std::vector<SubjectHits>& hits);
+
+// -qcov_hsp_perc on a query's final hit lists (s_FilterBlastResults): HSPs below_query_coverage removed,
+// lists left empty dropped; `rules` (composition-based statistics: one per HSP; may be empty) follow.
+void reap_by_query_coverage(std::vector<SubjectHits>& lists,
+                            std::vector<std::vector<compo::MatrixAdjustRule>>& rules, int query_length,
+                            double percent);
 
 }  // namespace warpsearch::blast

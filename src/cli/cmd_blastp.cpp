@@ -90,7 +90,6 @@ constexpr UnsupportedOption kUnsupported[] = {
     {"db_hard_mask", true},
     {"subject_loc", true},
     {"query_loc", true},
-    {"qcov_hsp_perc", true},
     {"searchsp", true},
     {"soft_masking", true},
     {"culling_limit", true},
@@ -127,6 +126,7 @@ struct BlastpCliOptions {
   bool exact_max_target_seqs = false;
   bool timing = false;
   int max_hsps = 0;
+  double qcov_hsp_perc = 0;
   double xdrop_ungap = 0;
   double xdrop_gap = 0;
   double xdrop_gap_final = 0;
@@ -482,6 +482,8 @@ ScoringMatrix check_options(const BlastpCliOptions& o) {
   }
   if (o.max_hsps_opt->count() > 0 && o.max_hsps < 1)
     throw Error(ErrorKind::kUsage, fmt::format("-max_hsps {}: must be >= 1", o.max_hsps));
+  if (!(o.qcov_hsp_perc >= 0 && o.qcov_hsp_perc <= 100))
+    throw Error(ErrorKind::kUsage, fmt::format("-qcov_hsp_perc {}: must be from 0 to 100", o.qcov_hsp_perc));
   if (o.num_threads < 1)
     throw Error(ErrorKind::kUsage, fmt::format("-num_threads {}: must be >= 1", o.num_threads));
   if (o.window_size_opt->count() > 0 && o.window_size < 1) {
@@ -526,6 +528,7 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   search.max_target_seqs = o.max_target_seqs;
   search.exact_max_target_seqs = o.exact_max_target_seqs;
   search.max_hsps = o.max_hsps_opt->count() > 0 ? o.max_hsps : 0;
+  search.qcov_hsp_perc = o.qcov_hsp_perc;
   search.window = o.window_size_opt->count() > 0 ? o.window_size : 0;
   // Given X-dropoffs are taken as they are (blastp 2.12 uses a given 0 for the gapped ones).
   if (o.xdrop_ungap_opt->count() > 0) search.xdrop_ungap_bits = o.xdrop_ungap;
@@ -854,6 +857,7 @@ void register_blastp(CLI::App& app, const GlobalOptions& global) {
       "output)");
   o.max_hsps_opt = restrict->add_option(
       "--max_hsps", o.max_hsps, "Set maximum number of HSPs per subject sequence to save for each query");
+  restrict->add_option("--qcov_hsp_perc", o.qcov_hsp_perc, "Percent query coverage per hsp (0..100)");
 
   auto extension = cmd->add_option_group("Extension options");
   o.xdrop_ungap_opt = extension->add_option("--xdrop_ungap", o.xdrop_ungap,

@@ -123,6 +123,11 @@ TEST_F(BlastpCli, SubjectModeSameAsBlastp) {
   expect_same_as_blastp(all + " -outfmt 0 -line_length 37 -max_target_seqs 5");
   expect_same_as_blastp(all + " -outfmt 0 -line_length 1 -max_target_seqs 2");
   expect_same_as_blastp(all + " -outfmt 6 -line_length 20");
+  // -qcov_hsp_perc: HSPs below the query coverage dropped from the final lists (after -max_hsps, lists not
+  // refilled), with BLAST's rounding (+0.5 below 99 %).
+  expect_same_as_blastp(all + " -outfmt 6 -qcov_hsp_perc 98.5");
+  expect_same_as_blastp(all + " -outfmt 7 -qcov_hsp_perc 99 -max_hsps 1");
+  expect_same_as_blastp(all + " -outfmt 0 -qcov_hsp_perc 97 -max_target_seqs 5");
   // Comma-separated output and chosen separators (values unquoted, titles with commas as they are).
   expect_same_as_blastp(all + " -outfmt 10");
   expect_same_as_blastp(all + " -outfmt '10 qseqid sseqid evalue bitscore'");
@@ -505,8 +510,8 @@ TEST_F(BlastpCli, InputErrors) {
   expect_error(dir, "-query " + globins + " -subject " + shell_quote(dir / "empty.fa") + " -outfmt 6", 4,
                "holds no sequences");
   write_file(dir / "zero.fa", ">a\nMKV\n>b\n>c\nACDEF\n");
-  // An empty subject (an empty query is reported without hits, as blastp does).
-  expect_error(dir, "-query " + globins + " -subject " + shell_quote(dir / "zero.fa") + " -outfmt 6", 4,
+  // An empty record in a FASTA -db, which stands for a makeblastdb database (-subject takes it, as blastp).
+  expect_error(dir, "-query " + globins + " -db " + shell_quote(dir / "zero.fa") + " -outfmt 6", 4,
                "zero.fa:3: empty sequence 'b'");
   // An invalid residue in the second query: reported with its file and line.
   write_file(dir / "bad.fa", ">a\nMKVLAAGIVG\n>b\nMKV\nLA1AG\n");
@@ -556,6 +561,8 @@ TEST_F(BlastpCli, UsageErrors) {
   expect_error(dir, s + " -outfmt 6 -foo 1", 2, "-foo");
   expect_error(dir, s + " -outfmt 6 -html", 2, "-html is not supported");
   expect_error(dir, s + " -outfmt 6 -culling_limit 1", 2, "-culling_limit is not supported");
+  expect_error(dir, s + " -outfmt 6 -qcov_hsp_perc 100.5", 2, "-qcov_hsp_perc 100.5: must be from 0 to 100");
+  expect_error(dir, s + " -outfmt 6 -qcov_hsp_perc -1", 2, "-qcov_hsp_perc -1: must be from 0 to 100");
   expect_error(dir, s + " -outfmt 5", 2, "supported formats are 0");
   expect_error(dir, s + " -outfmt '6 qseqid nosuchfield'", 2, "nosuchfield");
   expect_error(dir, q + " -subject " + globins + " -outfmt 6 -comp_based_stats 9", 2, "-comp_based_stats 9");
