@@ -345,7 +345,8 @@ Prepared prepare(std::span<const BlastpQuery> queries, const DatabaseTotals& tot
   std::vector<std::vector<const QueryContext*>>& group_contexts = p.group_contexts;
   std::vector<std::vector<std::size_t>>& group_units = p.group_units;
   const std::size_t nq = queries.size();
-  search.db_length = totals.length;
+  // -dbsize (options.search.db_length > 0) replaces the database length in the statistics.
+  search.db_length = options.search.db_length > 0 ? options.search.db_length : totals.length;
   search.db_num_seqs = totals.sequences;
   search.min_subject_length = totals.min_length;
 
@@ -359,8 +360,8 @@ Prepared prepare(std::span<const BlastpQuery> queries, const DatabaseTotals& tot
   contexts.resize(nq);
   pool.parallel_for(nq, 1, [&](std::size_t begin, std::size_t end) {
     for (std::size_t q = begin; q < end; ++q)
-      contexts[q].emplace(QueryContext::create(queries[q].residues, search, totals.length, totals.sequences,
-                                               totals.min_length));
+      contexts[q].emplace(QueryContext::create(queries[q].residues, search, search.db_length,
+                                               totals.sequences, totals.min_length));
   });
   for (std::size_t q = 0; q < nq; ++q) {
     result.queries[q].setup = contexts[q]->setup();
@@ -401,7 +402,7 @@ Prepared prepare(std::span<const BlastpQuery> queries, const DatabaseTotals& tot
       const std::vector<std::uint8_t>& r = queries[p.unit_query[u]].residues;
       p.piece_contexts[k] = std::make_unique<QueryContext>(
           QueryContext::create(Residues(r.data() + piece.begin, piece.end - piece.begin), search,
-                               totals.length, totals.sequences, totals.min_length));
+                               search.db_length, totals.sequences, totals.min_length));
     }
   });
   for (std::size_t k = 0; k < own.size(); ++k) p.unit_contexts[own[k].first] = p.piece_contexts[k].get();

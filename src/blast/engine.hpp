@@ -106,7 +106,9 @@ struct BlastpQuery {
 };
 
 struct BlastpRunOptions {
-  BlastpOptions search;                    // db_length / db_num_seqs / min_subject_length: from totals
+  // db_num_seqs / min_subject_length: from the totals; db_length too unless > 0 (blastp -dbsize: the database
+  // length the statistics use).
+  BlastpOptions search;
   unsigned threads = 1;                    // 0: all hardware threads
   std::size_t batch_residues = 16u << 20;  // subjects read per batch (about; at least one sequence)
   // CUDA devices for the seed stages (gpu_stage.hpp: word hits, two-hit, ungapped, preliminary screen);

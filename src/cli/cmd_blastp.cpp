@@ -74,7 +74,6 @@ struct UnsupportedOption {
 constexpr UnsupportedOption kUnsupported[] = {
     {"import_search_strategy", true},
     {"export_search_strategy", true},
-    {"dbsize", true},
     {"gilist", true},
     {"seqidlist", true},
     {"negative_gilist", true},
@@ -127,6 +126,7 @@ struct BlastpCliOptions {
   bool timing = false;
   int max_hsps = 0;
   double qcov_hsp_perc = 0;
+  std::int64_t dbsize = 0;  // -dbsize: 0 = the database's length
   double xdrop_ungap = 0;
   double xdrop_gap = 0;
   double xdrop_gap_final = 0;
@@ -482,6 +482,9 @@ ScoringMatrix check_options(const BlastpCliOptions& o) {
   }
   if (o.max_hsps_opt->count() > 0 && o.max_hsps < 1)
     throw Error(ErrorKind::kUsage, fmt::format("-max_hsps {}: must be >= 1", o.max_hsps));
+  if (o.dbsize < 0)
+    throw Error(ErrorKind::kUsage,
+                fmt::format("-dbsize {}: must be >= 0 (0: the database's length)", o.dbsize));
   if (!(o.qcov_hsp_perc >= 0 && o.qcov_hsp_perc <= 100))
     throw Error(ErrorKind::kUsage, fmt::format("-qcov_hsp_perc {}: must be from 0 to 100", o.qcov_hsp_perc));
   if (o.num_threads < 1)
@@ -529,6 +532,7 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   search.exact_max_target_seqs = o.exact_max_target_seqs;
   search.max_hsps = o.max_hsps_opt->count() > 0 ? o.max_hsps : 0;
   search.qcov_hsp_perc = o.qcov_hsp_perc;
+  search.db_length = o.dbsize;  // 0: blastp_run takes the database's
   search.window = o.window_size_opt->count() > 0 ? o.window_size : 0;
   // Given X-dropoffs are taken as they are (blastp 2.12 uses a given 0 for the gapped ones).
   if (o.xdrop_ungap_opt->count() > 0) search.xdrop_ungap_bits = o.xdrop_ungap;
@@ -813,6 +817,8 @@ void register_blastp(CLI::App& app, const GlobalOptions& global) {
       general->add_option("--db", o.db,
                           "Database: a BLAST+ database name, a packed warpsearch database or a protein "
                           "FASTA file (incompatible with -subject)");
+  general->add_option("--dbsize", o.dbsize,
+                      "Effective length of the database for the statistics (0: its actual length)");
   general->add_option("--out", o.out, "Output file name ('-' is stdout); never left partial on error")
       ->capture_default_str();
   general->add_option("--evalue", o.evalue, "Expectation value (E) threshold for saving hits")

@@ -128,6 +128,10 @@ TEST_F(BlastpCli, SubjectModeSameAsBlastp) {
   expect_same_as_blastp(all + " -outfmt 6 -qcov_hsp_perc 98.5");
   expect_same_as_blastp(all + " -outfmt 7 -qcov_hsp_perc 99 -max_hsps 1");
   expect_same_as_blastp(all + " -outfmt 0 -qcov_hsp_perc 97 -max_target_seqs 5");
+  // -dbsize: the database length of the statistics (E-values, search space); the report's totals stay.
+  expect_same_as_blastp(all + " -outfmt 6 -dbsize 1000000");
+  expect_same_as_blastp(all + " -outfmt 0 -dbsize 5000 -max_target_seqs 3");
+  expect_same_as_blastp(all + " -outfmt 7 -dbsize 0");
   // Comma-separated output and chosen separators (values unquoted, titles with commas as they are).
   expect_same_as_blastp(all + " -outfmt 10");
   expect_same_as_blastp(all + " -outfmt '10 qseqid sseqid evalue bitscore'");
@@ -563,6 +567,7 @@ TEST_F(BlastpCli, UsageErrors) {
   expect_error(dir, s + " -outfmt 6 -culling_limit 1", 2, "-culling_limit is not supported");
   expect_error(dir, s + " -outfmt 6 -qcov_hsp_perc 100.5", 2, "-qcov_hsp_perc 100.5: must be from 0 to 100");
   expect_error(dir, s + " -outfmt 6 -qcov_hsp_perc -1", 2, "-qcov_hsp_perc -1: must be from 0 to 100");
+  expect_error(dir, s + " -outfmt 6 -dbsize -5", 2, "-dbsize -5: must be >= 0");
   expect_error(dir, s + " -outfmt 5", 2, "supported formats are 0");
   expect_error(dir, s + " -outfmt '6 qseqid nosuchfield'", 2, "nosuchfield");
   expect_error(dir, q + " -subject " + globins + " -outfmt 6 -comp_based_stats 9", 2, "-comp_based_stats 9");
