@@ -90,13 +90,9 @@ constexpr UnsupportedOption kUnsupported[] = {
     {"subject_loc", true},
     {"query_loc", true},
     {"searchsp", true},
-    {"soft_masking", true},
     {"culling_limit", true},
     {"best_hit_overhang", true},
     {"best_hit_score_edge", true},
-    {"sorthits", true},
-    {"sorthsps", true},
-    {"mt_mode", true},
     {"subject_besthit", false},
     {"lcase_masking", false},
     {"parse_deflines", false},
@@ -126,6 +122,14 @@ struct BlastpCliOptions {
   bool timing = false;
   int max_hsps = 0;
   double qcov_hsp_perc = 0;
+  // Accepted where they change nothing here (check_options): -soft_masking without -seg, -mt_mode 0 (or 1 on
+  // one thread), -sorthits / -sorthsps 0, or any value with a format they do not apply to.
+  std::string soft_masking = "false";
+  int mt_mode = 0, sorthits = 0, sorthsps = 0;
+  const CLI::Option* soft_masking_opt = nullptr;
+  const CLI::Option* mt_mode_opt = nullptr;
+  const CLI::Option* sorthits_opt = nullptr;
+  const CLI::Option* sorthsps_opt = nullptr;
   std::int64_t dbsize = 0;  // -dbsize: 0 = the database's length
   double xdrop_ungap = 0;
   double xdrop_gap = 0;
@@ -482,6 +486,33 @@ ScoringMatrix check_options(const BlastpCliOptions& o) {
   }
   if (o.max_hsps_opt->count() > 0 && o.max_hsps < 1)
     throw Error(ErrorKind::kUsage, fmt::format("-max_hsps {}: must be >= 1", o.max_hsps));
+  if (o.soft_masking_opt->count() > 0) {  // NStr::StringToBool's spellings
+    std::string v = o.soft_masking;
+    for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const bool on = v == "true" || v == "t" || v == "yes" || v == "y" || v == "1";
+    if (!on && v != "false" && v != "f" && v != "no" && v != "n" && v != "0")
+      throw Error(ErrorKind::kUsage, fmt::format("-soft_masking {}: expected true or false", o.soft_masking));
+    if (on && o.seg != "no")
+      throw Error(ErrorKind::kUsage,
+                  "-soft_masking true with -seg (masking for the lookup table only) is not supported; the "
+                  "masked residues are X in every stage here");
+  }
+  if (o.mt_mode_opt->count() > 0) {
+    if (o.mt_mode < 0 || o.mt_mode > 1)
+      throw Error(ErrorKind::kUsage, fmt::format("-mt_mode {}: must be 0 or 1", o.mt_mode));
+    if (o.num_threads_opt->count() == 0)
+      throw Error(ErrorKind::kUsage, "-mt_mode requires -num_threads (as in blastp)");
+    if (o.mt_mode == 1 && o.num_threads > 1)
+      throw Error(
+          ErrorKind::kUsage,
+          "-mt_mode 1 (blastp batching the queries by threads) is not supported; results are the same "
+          "for any -num_threads with the default mode");
+  }
+  for (const auto& [opt, value] :
+       {std::pair{o.sorthits_opt, o.sorthits}, std::pair{o.sorthsps_opt, o.sorthsps}})
+    if (opt->count() > 0 && (value < 0 || value > 4))
+      throw Error(ErrorKind::kUsage,
+                  fmt::format("-{} {}: must be from 0 to 4", opt->get_lnames().front(), value));
   if (o.dbsize < 0)
     throw Error(ErrorKind::kUsage,
                 fmt::format("-dbsize {}: must be >= 0 (0: the database's length)", o.dbsize));
@@ -578,6 +609,24 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
     if (kept == 0)
       throw Error(ErrorKind::kUsage, "-num_descriptions / -num_alignments: no hits are being saved");
     search.max_target_seqs = kept;
+  }
+  // -sorthits / -sorthsps: the report's default order (0) is the only one implemented; blastp ignores them
+  // with a warning for the formats they do not apply to.
+  for (const auto& [opt, value] :
+       {std::pair{o.sorthits_opt, o.sorthits}, std::pair{o.sorthsps_opt, o.sorthsps}}) {
+    if (opt->count() == 0) continue;
+    const std::string name = opt->get_lnames().front();
+    if (!pairwise) {
+      if (!global.quiet)
+        fmt::print(stderr,
+                   "warpsearch: warning: -{} is ignored for tabular output formats (as blastp warns)\n",
+                   name);
+    } else if (name == "sorthits") {  // blastp's report then has more description columns, even with 0
+      throw Error(ErrorKind::kUsage, "-sorthits with -outfmt 0 is not supported");
+    } else if (value != 0) {
+      throw Error(ErrorKind::kUsage,
+                  fmt::format("-{} {}: only the default order (0) is implemented", name, value));
+    }
   }
   if (o.line_length_opt->count() > 0 && !pairwise && !global.quiet)
     fmt::print(stderr,
@@ -850,6 +899,9 @@ void register_blastp(CLI::App& app, const GlobalOptions& global) {
 
   auto filtering = cmd->add_option_group("Query filtering options");
   filtering->add_option("--seg", o.seg, "Filter query sequence with SEG: yes or no")->capture_default_str();
+  o.soft_masking_opt = filtering->add_option(
+      "--soft_masking", o.soft_masking,
+      "Apply filtering locations as soft masks [false; true is accepted only without -seg]");
 
   auto restrict = cmd->add_option_group("Restrict search or results");
   o.max_target_seqs_opt =
@@ -877,6 +929,12 @@ void register_blastp(CLI::App& app, const GlobalOptions& global) {
       "Multiple hits window size (>= 1) [per matrix: BLOSUM45 60, BLOSUM80 25, PAM30 15, PAM70 20, else 40]");
 
   auto formatting = cmd->add_option_group("Formatting options");
+  o.sorthits_opt = formatting->add_option(
+      "--sorthits", o.sorthits,
+      "Sorting option for hits (ignored with a warning for tabular formats; not supported with -outfmt 0)");
+  o.sorthsps_opt = formatting->add_option(
+      "--sorthsps", o.sorthsps,
+      "Sorting option for HSPs (-outfmt 0: only the default 0; ignored with a warning for tabular formats)");
   o.num_descriptions_opt = formatting->add_option(
       "--num_descriptions", o.num_descriptions,
       "Number of database sequences to show one-line descriptions for (-outfmt 0; incompatible with "
@@ -903,6 +961,9 @@ void register_blastp(CLI::App& app, const GlobalOptions& global) {
   o.num_threads_opt = misc->add_option(
       "--num_threads", o.num_threads,
       "Number of threads (CPUs) to use in the BLAST search [default: 1, or the global --threads when given]");
+  o.mt_mode_opt = misc->add_option("--mt_mode", o.mt_mode,
+                                   "Multi-threading mode: 0 (split by database; needs -num_threads) [1 is "
+                                   "accepted only with -num_threads 1]");
   cmd->set_version_flag("--version", "blastp: 2.12.0+ compatible (warpsearch)");
 
   // blastp options that exist but are not implemented: parsed (hidden from --help), refused when given.

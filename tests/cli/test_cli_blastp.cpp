@@ -128,6 +128,10 @@ TEST_F(BlastpCli, SubjectModeSameAsBlastp) {
   expect_same_as_blastp(all + " -outfmt 6 -qcov_hsp_perc 98.5");
   expect_same_as_blastp(all + " -outfmt 7 -qcov_hsp_perc 99 -max_hsps 1");
   expect_same_as_blastp(all + " -outfmt 0 -qcov_hsp_perc 97 -max_target_seqs 5");
+  // Options that change nothing here (default values, or formats they do not apply to).
+  expect_same_as_blastp(all +
+                        " -outfmt 6 -soft_masking TRUE -mt_mode 0 -num_threads 2 -sorthits 3 -sorthsps 4");
+  expect_same_as_blastp(all + " -outfmt 0 -soft_masking f -sorthsps 0 -max_target_seqs 2");
   // -dbsize: the database length of the statistics (E-values, search space); the report's totals stay.
   expect_same_as_blastp(all + " -outfmt 6 -dbsize 1000000");
   expect_same_as_blastp(all + " -outfmt 0 -dbsize 5000 -max_target_seqs 3");
@@ -568,6 +572,15 @@ TEST_F(BlastpCli, UsageErrors) {
   expect_error(dir, s + " -outfmt 6 -qcov_hsp_perc 100.5", 2, "-qcov_hsp_perc 100.5: must be from 0 to 100");
   expect_error(dir, s + " -outfmt 6 -qcov_hsp_perc -1", 2, "-qcov_hsp_perc -1: must be from 0 to 100");
   expect_error(dir, s + " -outfmt 6 -dbsize -5", 2, "-dbsize -5: must be >= 0");
+  // Options accepted only where they change nothing here.
+  expect_error(dir, s + " -outfmt 6 -soft_masking maybe", 2, "-soft_masking maybe: expected true or false");
+  expect_error(dir, s + " -outfmt 6 -soft_masking true -seg yes", 2, "-soft_masking true with -seg");
+  expect_error(dir, s + " -outfmt 6 -mt_mode 0", 2, "-mt_mode requires -num_threads");
+  expect_error(dir, s + " -outfmt 6 -mt_mode 1 -num_threads 2", 2, "-mt_mode 1");
+  expect_error(dir, s + " -outfmt 6 -mt_mode 2 -num_threads 1", 2, "-mt_mode 2: must be 0 or 1");
+  expect_error(dir, s + " -outfmt 6 -sorthits 5", 2, "-sorthits 5: must be from 0 to 4");
+  expect_error(dir, s + " -outfmt 0 -sorthsps 2", 2, "-sorthsps 2: only the default order (0)");
+  expect_error(dir, s + " -outfmt 0 -sorthits 0", 2, "-sorthits with -outfmt 0 is not supported");
   expect_error(dir, s + " -outfmt 5", 2, "supported formats are 0");
   expect_error(dir, s + " -outfmt '6 qseqid nosuchfield'", 2, "nosuchfield");
   expect_error(dir, q + " -subject " + globins + " -outfmt 6 -comp_based_stats 9", 2, "-comp_based_stats 9");
