@@ -441,18 +441,18 @@ Prepared prepare(std::span<const BlastpQuery> queries, const DatabaseTotals& tot
 BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, const DatabaseTotals& totals,
                          const BlastpRunOptions& options, ThreadPool& pool, int shard_index, int shard_count,
                          BlastpTimings& timings) {
-  const std::vector<const QueryContext*>& contexts = prepared.unit_contexts;
+  const std::vector<const QueryContext*>& contexts = prepared.unit_contexts;  // per scan unit
   const std::vector<std::size_t>& active = prepared.active_units;
   const std::vector<std::vector<const QueryContext*>>& group_contexts = prepared.group_contexts;
-  const std::vector<std::vector<std::size_t>>& group_queries = prepared.group_units;
-  const std::size_t nq = contexts.size();
+  const std::vector<std::vector<std::size_t>>& group_units = prepared.group_units;
+  const std::size_t units = contexts.size();
   const std::size_t groups = group_contexts.size();
   const auto t_scan = Clock::now();
   BlastpScanPart shard;
-  shard.entries.resize(nq);
+  shard.entries.resize(units);
 
   const std::size_t prelim_limit = prelim_list_limit(prepared.search);
-  std::vector<Selection> selections(nq);
+  std::vector<Selection> selections(units);
   for (Selection& s : selections) s.limit = prelim_limit;
   // Residues and deflines of the subjects some selection holds (database id -> subject).
   std::unordered_map<std::int64_t, BlastpSubject> kept;
@@ -618,7 +618,7 @@ BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, c
           const std::size_t i = subjects[k];
           scanner.run(batch.residues(i), task_counts[base + t], subject_out);
           for (auto& [q, prelim] : subject_out)
-            found[base + t].emplace_back(group_queries[g][q], make_entry(batch, i, std::move(prelim)));
+            found[base + t].emplace_back(group_units[g][q], make_entry(batch, i, std::move(prelim)));
         }
       }
     });
