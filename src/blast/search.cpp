@@ -599,47 +599,43 @@ BlastpResult blastp_search(Residues query, std::span<const Residues> subjects, c
       split_query_batch(std::span<const std::size_t>(&query_length, 1)).front();
   std::vector<SubjectHits> prelim_lists;
   std::vector<std::vector<PrelimHsp>> prelim_hsps(subjects.size());
-  if (pieces.size() == 1) {
-    SubjectScanner scanner(context);
+  std::optional<std::vector<PrelimEntry>> combined;
+  for (const QueryPiece& piece : pieces) {
+    const bool whole = pieces.size() == 1;
+    std::optional<QueryContext> piece_context;
+    if (!whole)
+      piece_context.emplace(QueryContext::create(query.subspan(piece.begin, piece.end - piece.begin), options,
+                                                 db_length, db_num_seqs, min_length));
+    const QueryContext& scanned = whole ? context : *piece_context;
+    if (!scanned.searchable()) continue;
+    SubjectScanner scanner(scanned);
+    std::vector<PrelimEntry> entries;
     for (std::size_t oid = 0; oid < subjects.size(); ++oid) {
       std::vector<PrelimHsp> prelim = scanner.run(subjects[oid], result.counts);
       if (prelim.empty()) continue;
-      SubjectHits list;
-      list.oid = static_cast<int>(oid);
-      for (const PrelimHsp& p : prelim) list.hsps.push_back(p.hsp);
-      prelim_lists.push_back(std::move(list));
-      prelim_hsps[oid] = std::move(prelim);
+      PrelimEntry e;
+      e.list.oid = static_cast<int>(oid);
+      for (const PrelimHsp& p : prelim) e.list.hsps.push_back(p.hsp);
+      e.prelim = std::move(prelim);
+      entries.push_back(std::move(e));
     }
-  } else {
-    std::optional<std::vector<PrelimEntry>> combined;
-    for (const QueryPiece& piece : pieces) {
-      const QueryContext piece_context = QueryContext::create(
-          query.subspan(piece.begin, piece.end - piece.begin), options, db_length, db_num_seqs, min_length);
-      if (!piece_context.searchable()) continue;
-      SubjectScanner scanner(piece_context);
-      std::vector<PrelimEntry> entries;
-      for (std::size_t oid = 0; oid < subjects.size(); ++oid) {
-        std::vector<PrelimHsp> prelim = scanner.run(subjects[oid], result.counts);
-        if (prelim.empty()) continue;
-        PrelimEntry e;
-        e.list.oid = static_cast<int>(oid);
-        for (const PrelimHsp& p : prelim) e.list.hsps.push_back(p.hsp);
-        e.prelim = std::move(prelim);
-        entries.push_back(std::move(e));
-      }
-      std::sort(entries.begin(), entries.end(), [](const PrelimEntry& a, const PrelimEntry& b) {
-        return compare_hit_lists(a.list, b.list) < 0;
-      });
-      if (entries.size() > limit) entries.resize(limit);
-      shift_query(entries, static_cast<int>(piece.begin));
-      merge_chunk_hits(combined, std::move(entries), static_cast<int>(piece.begin), limit);
+    if (whole) {  // stage 5 below selects from these
+      combined = std::move(entries);
+      break;
     }
-    if (combined)
-      for (PrelimEntry& e : *combined) {
-        prelim_hsps[static_cast<std::size_t>(e.list.oid)] = std::move(e.prelim);
-        prelim_lists.push_back(std::move(e.list));
-      }
+    // A piece's own preliminary selection, in query coordinates, merged into the earlier pieces'.
+    std::sort(entries.begin(), entries.end(), [](const PrelimEntry& a, const PrelimEntry& b) {
+      return compare_hit_lists(a.list, b.list) < 0;
+    });
+    if (entries.size() > limit) entries.resize(limit);
+    shift_query(entries, static_cast<int>(piece.begin));
+    merge_chunk_hits(combined, std::move(entries), static_cast<int>(piece.begin), limit);
   }
+  if (combined)
+    for (PrelimEntry& e : *combined) {
+      prelim_hsps[static_cast<std::size_t>(e.list.oid)] = std::move(e.prelim);
+      prelim_lists.push_back(std::move(e.list));
+    }
 
   // 5. Preliminary hit list.
   const bool cbs = options.comp_based_stats != 0;

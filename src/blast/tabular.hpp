@@ -139,9 +139,9 @@ struct TabularSequence {
   Residues residues;
   // A subject of a -parse_seqids BLAST+ database: its id and title columns from here (subject_ids.hpp).
   const ParsedSubjectIds* ids = nullptr;
-  // A sequence whose defline has no id: a query's id (BlastpQuery::unnamed_id, "Query_N", printed for qseqid,
-  // qacc and qaccver); a -subject record's "Subject_N" (sallseqid and sallacc; sseqid, sacc and saccver
-  // print "unnamed", as blastp does).
+  // The id of a sequence whose defline has none (used only then): a query's (BlastpQuery::unnamed_id,
+  // "Query_N", printed for qseqid, qacc and qaccver); a -subject record's "Subject_N" (sallseqid and sallacc;
+  // sseqid, sacc and saccver print "unnamed", as blastp does).
   std::string_view unnamed_id{};
 };
 

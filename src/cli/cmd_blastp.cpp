@@ -295,9 +295,9 @@ class ReportWriter {
       for (blast::SubjectHits& list : hits) {
         const blast::BlastpSubject& s = result.subjects.at(list.oid);
         subjects.push_back(&s);
-        const bool unnamed =
-            subject_mode_ && !s.ids && s.defline.find_first_not_of(" \t") == std::string::npos;
-        unnamed_ids.push_back(unnamed ? fmt::format("Subject_{}", list.oid + 1) : std::string());
+        // The tabular writer prints it for a subject whose defline has no id.
+        unnamed_ids.push_back(subject_mode_ && !s.ids ? fmt::format("Subject_{}", list.oid + 1)
+                                                      : std::string());
         list.oid = static_cast<int>(subjects.size() - 1);
       }
       text += pairwise_ ? pairwise_query(queries[q], r, subjects, hits)
