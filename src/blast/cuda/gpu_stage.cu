@@ -18,7 +18,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_run_length_encode.cuh>
@@ -349,9 +351,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Grows a device buffer to at least n elements, with headroom (a quarter on the first allocation, half on
+// later ones): cudaFree waits for the whole device, so a stage that reallocates stalls the other stages'
+// work; batches of similar size then rarely reallocate.
 template <class T>
 void ensure(gpu::DeviceBuffer<T>& buffer, std::size_t n) {
-  if (buffer.size() < n) buffer = gpu::DeviceBuffer<T>(std::max<std::size_t>(n, buffer.size() * 3 / 2));
+  if (buffer.size() < n)
+    buffer = gpu::DeviceBuffer<T>(std::max({n + n / 4, buffer.size() * 3 / 2, std::size_t{1}}));
 }
 template <class T>
 void ensure(gpu::PinnedBuffer<T>& buffer, std::size_t n) {
@@ -640,19 +646,20 @@ void GpuStage::Impl::search(bool keep_all, bool any_short, bool any_long, StageO
     throw Error(ErrorKind::kInternal, "GpuStage: more than 2^31 HSPs in a batch");
   const auto n = static_cast<int>(hsp_total);
 
-  // Group by (subject, query): radix sort of the keys with the HSP indices, run-length encoding.
+  // Group by (subject, query): radix sort of the keys with the HSP indices, run-length encoding. The
+  // per-HSP buffers have the scan buffer's capacity (they grow only with it, not with every batch).
   ev0.record(stream);
-  ensure(d_keys_sorted, hsp_total);
-  ensure(d_order_in, hsp_total);
-  ensure(d_order, hsp_total);
-  ensure(d_run_keys, hsp_total);
-  ensure(d_run_counts, hsp_total);
-  ensure(d_run_offsets, hsp_total);
-  ensure(d_sorted, hsp_total);
-  ensure(d_status, hsp_total);
-  ensure(d_screen_counts, hsp_total);
-  ensure(d_item_run, hsp_total);
-  ensure(d_scores, hsp_total);
+  ensure(d_keys_sorted, hsp_capacity);
+  ensure(d_order_in, hsp_capacity);
+  ensure(d_order, hsp_capacity);
+  ensure(d_run_keys, hsp_capacity);
+  ensure(d_run_counts, hsp_capacity);
+  ensure(d_run_offsets, hsp_capacity);
+  ensure(d_sorted, hsp_capacity);
+  ensure(d_status, hsp_capacity);
+  ensure(d_screen_counts, hsp_capacity);
+  ensure(d_item_run, hsp_capacity);
+  ensure(d_scores, hsp_capacity);
   iota_kernel<<<std::min(1024, (n + 255) / 256), 256, 0, stream.get()>>>(d_order_in.data(), hsp_total);
   WS_CUDA_CHECK_LAUNCH();
   int subject_bits = 1;
@@ -667,7 +674,17 @@ void GpuStage::Impl::search(bool keep_all, bool any_short, bool any_long, StageO
                                                    n, stream.get()));
   WS_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, d_run_counts.data(), d_run_offsets.data(),
                                               n, stream.get()));
-  ensure(d_temp, std::max({sort_bytes, rle_bytes, scan_bytes, std::size_t{1}}));
+  // The temporary storage too is sized for the capacity (and all 64 key bits), not for this batch.
+  const int cap = static_cast<int>(std::min<std::uint64_t>(hsp_capacity, INT_MAX));
+  std::size_t cap_sort = 0, cap_rle = 0, cap_scan = 0;
+  WS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, cap_sort, d_keys.data(), d_keys_sorted.data(),
+                                                d_order_in.data(), d_order.data(), cap, 0, 64, stream.get()));
+  WS_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(nullptr, cap_rle, d_keys_sorted.data(), d_run_keys.data(),
+                                                   d_run_counts.data(), d_num_runs.data(), cap,
+                                                   stream.get()));
+  WS_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, cap_scan, d_run_counts.data(), d_run_offsets.data(),
+                                              cap, stream.get()));
+  ensure(d_temp, std::max({sort_bytes, rle_bytes, scan_bytes, cap_sort, cap_rle, cap_scan, std::size_t{1}}));
   WS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(d_temp.data(), sort_bytes, d_keys.data(),
                                                 d_keys_sorted.data(), d_order_in.data(), d_order.data(), n, 0,
                                                 end_bit, stream.get()));
@@ -688,7 +705,9 @@ void GpuStage::Impl::search(bool keep_all, bool any_short, bool any_long, StageO
       d_sorted.data(), d_item_run.data(), d_status.data(), d_screen_counts.data());
   WS_CUDA_CHECK_LAUNCH();
   const int threads = std::min(n, kScreenThreads);
-  ensure(d_columns, static_cast<std::size_t>(threads) * kStageScreenCapacity);
+  // Columns for a power of two of threads (at least 2^14): batches of similar HSP counts share the size.
+  ensure(d_columns,
+         std::bit_ceil(static_cast<std::size_t>(std::max(threads, 1 << 14))) * kStageScreenCapacity);
   for (int pass = 0; pass < 2; ++pass) {
     extend_kernel<<<(threads + 127) / 128, 128, 0, stream.get()>>>(
         pass, static_cast<std::uint32_t>(n), d_queries.data(), d_residues.data(), d_offsets.data(),
