@@ -42,6 +42,13 @@ DeviceProbe probe_devices();
 // ids outside 0..count-1 are ignored): no CUDA context is started on the others.
 DeviceProbe probe_devices(const std::function<std::vector<int>(int count)>& choose);
 
+// Ends this process's use of the given devices early: each one's primary context is reset (its memory,
+// streams and modules freed), which the driver would otherwise do when the process exits (about 0.1 s on
+// an H200). A command that has finished its GPU work calls it on a background thread so that the
+// teardown overlaps its remaining CPU work. No other thread may use these devices meanwhile; a later use
+// starts a new context. Best effort: errors are ignored. Nothing to do without CUDA.
+void release_devices(std::span<const int> ids);
+
 struct DeviceSelection {
   bool use_gpu = false;
   std::vector<DeviceInfo> devices;  // chosen devices, in the order given by --gpus (or id order)

@@ -776,6 +776,8 @@ BlastpScanPart scan_part(const Prepared& prepared, const std::string& db_path, c
       timings.gpu_upload += st.upload_s;
       timings.gpu_download += st.download_s;
     }
+    stages.clear();
+    if (options.gpus_done) options.gpus_done(gpus);
 #else
     throw Error(ErrorKind::kGpu,
                 "blastp: GPUs requested, but this build has no GPU support (built without CUDA)");

@@ -117,6 +117,10 @@ struct BlastpRunOptions {
   // When set, called once (on the calling thread) after the database reader has started, and its result
   // replaces gpus: the database is read while the devices start up (the CLI probes them in the background).
   std::function<std::vector<int>()> resolve_gpus;
+  // When set, called (on the calling thread) with the GPUs used once their work is done and every GPU
+  // resource of the search is freed, before the CPU's final stages: the CLI starts release_devices there,
+  // so that the driver's teardown overlaps the traceback and the output. Not called without GPUs.
+  std::function<void(std::span<const int> gpus)> gpus_done;
   // Batch size when GPUs may be used: at most this, and smaller for a small database or part (at least 8
   // batches of at least 4 Mi residues), so that the GPU and the CPU work overlap.
   std::size_t gpu_batch_residues = 64u << 20;

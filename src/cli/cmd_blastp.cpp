@@ -583,6 +583,13 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   const std::optional<DeviceMode> device_mode = parse_device_mode(global.device);
   if (!device_mode)
     throw Error(ErrorKind::kUsage, fmt::format("--device {}: expected auto, cpu or gpu", global.device));
+  // After the last query batch's GPU work the devices are released on this thread (release_devices) while
+  // the traceback and the output run; it is joined before the command returns.
+  std::future<void> release;
+  const auto release_gpus = [&release](std::span<const int> ids) {
+    release = std::async(std::launch::async,
+                         [v = std::vector<int>(ids.begin(), ids.end())] { release_devices(v); });
+  };
   std::future<DeviceSelection> device_probe =
       std::async(std::launch::async, [&global] { return global.resolve_devices(); });
 
@@ -761,6 +768,8 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
       // One process, or the database split over the ranks (blastp_run with run.comm): rank 0 gets the hits.
       std::vector<blast::BlastpQuery> batch;
       dist::agree(comm, [&] { read_batch(batch); });
+      run.gpus_done = nullptr;
+      if (!more) run.gpus_done = release_gpus;  // the last query batch: no GPU work follows
       const blast::BlastpRunResult result = blast::blastp_run(batch, target, totals, run);
       // The probe's errors (--device gpu without a usable GPU) also when blastp_run had no database to
       // scan (no searchable query) and so did not call it.
@@ -815,7 +824,10 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
     for (int j = 0; j < round; ++j)
       emit(j == 0 ? *own : decode_batch_output(parts[static_cast<std::size_t>(j)]));
   }
-  if (!comm.is_root()) return;
+  if (!comm.is_root()) {
+    if (release.valid()) release.get();
+    return;
+  }
   out->write(writer->footer(queries));
   out->commit();
   if (!global.quiet && reader->hyphens() > 0)  // as blastp's FASTA reader warns
@@ -845,6 +857,7 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
                gpu_count() == 0 ? std::string()
                                 : fmt::format(" and {} GPU{}", gpu_count(), gpu_count() == 1 ? "" : "s"));
   }
+  if (release.valid()) release.get();
 }
 
 }  // namespace

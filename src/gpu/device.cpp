@@ -17,6 +17,7 @@ namespace warpsearch {
 #ifdef WARPSEARCH_HAVE_CUDA
 // Implemented in src/gpu/cuda/probe.cu, compiled only in CUDA builds.
 DeviceProbe probe_cuda_devices(const std::function<std::vector<int>(int count)>& choose);
+void release_cuda_devices(std::span<const int> ids);
 #endif
 
 namespace {
@@ -92,6 +93,14 @@ DeviceProbe probe_devices() {
     for (int id = 0; id < count; ++id) all[static_cast<std::size_t>(id)] = id;
     return all;
   });
+}
+
+void release_devices(std::span<const int> ids) {
+#ifdef WARPSEARCH_HAVE_CUDA
+  release_cuda_devices(ids);
+#else
+  static_cast<void>(ids);
+#endif
 }
 
 DeviceProbe probe_devices(const std::function<std::vector<int>(int count)>& choose) {

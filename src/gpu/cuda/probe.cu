@@ -130,4 +130,10 @@ DeviceProbe probe_cuda_devices(const std::function<std::vector<int>(int count)>&
   return probe;
 }
 
+void release_cuda_devices(std::span<const int> ids) {
+  for (const int id : ids)
+    if (cudaSetDevice(id) == cudaSuccess) (void)cudaDeviceReset();
+  (void)cudaGetLastError();
+}
+
 }  // namespace warpsearch
