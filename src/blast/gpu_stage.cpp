@@ -1,16 +1,21 @@
 // gpu_stage.cpp: stage_reference, the CPU reference of the GPU seed stage (gpu_stage.hpp): per subject
 // and query, TwoHitFinder over the query's lookup table as SubjectScanner runs it, sort_ungapped_hsps,
-// then screen_preliminary with the GPU's DP column size.
+// then screen_preliminary with the GPU's DP column (a ring of the same size).
 #include "blast/gpu_stage.hpp"
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "warpsearch/error.hpp"
+
 namespace warpsearch::blast {
 
 StageOutput stage_reference(std::span<const QueryContext* const> queries, std::span<const Residues> subjects,
-                            bool keep_all, int capacity) {
+                            bool keep_all, int ring) {
+  if (ring < 1 || !std::has_single_bit(static_cast<unsigned>(ring)))
+    throw Error(ErrorKind::kInternal, "stage_reference: the ring size is not a power of two");
   StageOutput out;
   std::vector<TwoHitFinder> finders;
   std::vector<ScreenParams> params;
@@ -19,7 +24,8 @@ StageOutput stage_reference(std::span<const QueryContext* const> queries, std::s
     finders.emplace_back(c->query(), c->scoring(), c->ungapped_params());
     params.push_back(screen_params(*c));
   }
-  std::vector<XdropCell> column(static_cast<std::size_t>(capacity));
+  std::vector<XdropCell> column(static_cast<std::size_t>(ring));
+  const xdrop::RingColumn col{column.data(), ring - 1, 1};
   std::vector<UngappedHsp> ungapped;
   for (std::size_t si = 0; si < subjects.size(); ++si) {
     const Residues subject = subjects[si];
@@ -55,12 +61,11 @@ StageOutput stage_reference(std::span<const QueryContext* const> queries, std::s
       pair.count = static_cast<std::uint32_t>(ungapped.size());
       ScreenCounts sc;
       const Residues q = c.query();
-      pair.screen =
-          pair.count > kStageScreenMaxHsps
-              ? ScreenResult::kFull
-              : screen_preliminary(q.data(), static_cast<int>(q.size()), subject.data(), n,
-                                   c.scoring().row(0), ungapped.data(), static_cast<int>(ungapped.size()),
-                                   params[qi], column.data(), capacity, &sc);
+      pair.screen = pair.count > kStageScreenMaxHsps
+                        ? ScreenResult::kFull
+                        : screen_preliminary(q.data(), static_cast<int>(q.size()), subject.data(), n,
+                                             c.scoring().row(0), ungapped.data(),
+                                             static_cast<int>(ungapped.size()), params[qi], col, &sc);
       if (pair.screen == ScreenResult::kEmpty) {
         out.counts.gapped_extensions += sc.gapped_extensions;
         out.counts.redone_subjects += sc.redone;

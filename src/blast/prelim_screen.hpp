@@ -98,19 +98,29 @@ enum class ScreenStep : std::uint8_t { kEmpty = 0, kFull = 1, kRedo = 2 };
 // One extension of the screen: hsp's gapped start, then its preliminary extension (restricted or not)
 // stopped once it reaches the cutoff. Returns the score (a lower bound when >= params.cutoff) or
 // kScreenOverflow.
+// The screen functions take the DP column as an xdrop::FlatColumn or xdrop::RingColumn (the GPU's), or as a
+// flat column of `capacity` cells.
+template <class Col>
+WS_BLAST_HD inline int screen_extension(const std::uint8_t* query, int query_length,
+                                        const std::uint8_t* subject, int subject_length,
+                                        const std::int8_t* table, const UngappedHsp& hsp,
+                                        const ScreenParams& params, bool restricted, Col col) {
+  const SeedPoint seed =
+      gapped_start_raw(query, subject, table, hsp.query_start, hsp.subject_start, hsp.length());
+  GappedScore g;
+  if (!preliminary_gapped_alignment_on(query, query_length, subject, subject_length, table, params.gap_open,
+                                       params.gap_extend, params.x_dropoff, seed, restricted, col, &g,
+                                       params.cutoff))
+    return kScreenOverflow;
+  return g.score;
+}
 WS_BLAST_HD inline int screen_extension(const std::uint8_t* query, int query_length,
                                         const std::uint8_t* subject, int subject_length,
                                         const std::int8_t* table, const UngappedHsp& hsp,
                                         const ScreenParams& params, bool restricted, XdropCell* col,
                                         int capacity) {
-  const SeedPoint seed =
-      gapped_start_raw(query, subject, table, hsp.query_start, hsp.subject_start, hsp.length());
-  GappedScore g;
-  if (!preliminary_gapped_alignment_raw(query, query_length, subject, subject_length, table, params.gap_open,
-                                        params.gap_extend, params.x_dropoff, seed, restricted, col, capacity,
-                                        &g, params.cutoff))
-    return kScreenOverflow;
-  return g.score;
+  return screen_extension(query, query_length, subject, subject_length, table, hsp, params, restricted,
+                          xdrop::FlatColumn{col, capacity});
 }
 
 // The screen for one (query, subject): `hsps` are the pair's `count` saved ungapped HSPs in
@@ -119,18 +129,19 @@ WS_BLAST_HD inline int screen_extension(const std::uint8_t* query, int query_len
 // stage runs stays below the cutoff: preliminary_hsps then returns nothing, and *counts hold exactly what
 // it adds to SearchCounts::gapped_extensions / ::redone_subjects. Returns kFull as soon as an extension
 // reaches the cutoff or a DP needs more than `capacity` cells (*counts then hold the work done so far).
+template <class Col>
 WS_BLAST_HD inline ScreenResult screen_preliminary(const std::uint8_t* query, int query_length,
                                                    const std::uint8_t* subject, int subject_length,
                                                    const std::int8_t* table, const UngappedHsp* hsps,
-                                                   int count, const ScreenParams& params, XdropCell* col,
-                                                   int capacity, ScreenCounts* counts) {
+                                                   int count, const ScreenParams& params, Col col,
+                                                   ScreenCounts* counts) {
   ScreenCounts c;
   ScreenResult result = ScreenResult::kEmpty;
   bool restricted = starts_restricted(params, hsps, count);
   for (int i = 0; i < count; ++i) {
     ++c.gapped_extensions;
     const int score = screen_extension(query, query_length, subject, subject_length, table, hsps[i], params,
-                                       restricted, col, capacity);
+                                       restricted, col);
     if (restricted_inconclusive(params, restricted, score)) {
       ++c.redone;
       restricted = false;
@@ -146,6 +157,14 @@ WS_BLAST_HD inline ScreenResult screen_preliminary(const std::uint8_t* query, in
   }
   *counts = c;
   return result;
+}
+WS_BLAST_HD inline ScreenResult screen_preliminary(const std::uint8_t* query, int query_length,
+                                                   const std::uint8_t* subject, int subject_length,
+                                                   const std::int8_t* table, const UngappedHsp* hsps,
+                                                   int count, const ScreenParams& params, XdropCell* col,
+                                                   int capacity, ScreenCounts* counts) {
+  return screen_preliminary(query, query_length, subject, subject_length, table, hsps, count, params,
+                            xdrop::FlatColumn{col, capacity}, counts);
 }
 
 // The sequential loop's decision over one pass's `count` scores, in HSP order (see above); *redo_at is the
@@ -163,23 +182,24 @@ WS_BLAST_HD inline ScreenStep screen_pass(const int* scores, int count, const Sc
 }
 
 // The split form on one thread, with `scores` room for `count` values: equals screen_preliminary.
+template <class Col>
 WS_BLAST_HD inline ScreenResult screen_split(const std::uint8_t* query, int query_length,
                                              const std::uint8_t* subject, int subject_length,
                                              const std::int8_t* table, const UngappedHsp* hsps, int count,
-                                             const ScreenParams& params, XdropCell* col, int capacity,
-                                             int* scores, ScreenCounts* counts) {
+                                             const ScreenParams& params, Col col, int* scores,
+                                             ScreenCounts* counts) {
   ScreenCounts c;
   const bool restricted = starts_restricted(params, hsps, count);
   for (int i = 0; i < count; ++i)
     scores[i] = screen_extension(query, query_length, subject, subject_length, table, hsps[i], params,
-                                 restricted, col, capacity);
+                                 restricted, col);
   int redo_at = 0;
   ScreenStep step = screen_pass(scores, count, params, restricted, &redo_at);
   c.gapped_extensions = count;
   if (step == ScreenStep::kRedo) {
     for (int i = 0; i < count; ++i)
-      scores[i] = screen_extension(query, query_length, subject, subject_length, table, hsps[i], params,
-                                   false, col, capacity);
+      scores[i] =
+          screen_extension(query, query_length, subject, subject_length, table, hsps[i], params, false, col);
     const int first_pass = redo_at + 1;
     step = screen_pass(scores, count, params, false, &redo_at);
     c.gapped_extensions = first_pass + count;
@@ -187,6 +207,14 @@ WS_BLAST_HD inline ScreenResult screen_split(const std::uint8_t* query, int quer
   }
   *counts = c;
   return step == ScreenStep::kEmpty ? ScreenResult::kEmpty : ScreenResult::kFull;
+}
+WS_BLAST_HD inline ScreenResult screen_split(const std::uint8_t* query, int query_length,
+                                             const std::uint8_t* subject, int subject_length,
+                                             const std::int8_t* table, const UngappedHsp* hsps, int count,
+                                             const ScreenParams& params, XdropCell* col, int capacity,
+                                             int* scores, ScreenCounts* counts) {
+  return screen_split(query, query_length, subject, subject_length, table, hsps, count, params,
+                      xdrop::FlatColumn{col, capacity}, scores, counts);
 }
 
 }  // namespace warpsearch::blast

@@ -8,17 +8,20 @@
 //   XdropCell                 one cell of the DP column (the caller provides the column)
 //   xdrop::ForwardStrand / ReverseStrand   residue access in consumption order (a reverse half reads its
 //                             sequences backwards in place: no reversed copies)
+//   xdrop::FlatColumn / RingColumn   the DP column: indexed by absolute column, or a ring bounding the band
 //   xdrop::NoTrace            the trace policy of the score-only DP
 //   xdrop::extend_half        one half extension, any score table, optional traceback codes (Trace policy)
 //   xdrop::extend_half_restricted   the restricted variant (s_RestrictedGappedAlign)
 //   xdrop::adjust_subject_range     AdjustSubjectRange for subjects of >= 90000 residues
 //   gapped_start_raw          BlastGetStartForGappedAlignment over raw pointers (== gapped_start)
 //   preliminary_gapped_alignment_raw   both score-only halves from a seed (== preliminary_gapped_alignment)
+//   (the *_on forms take any column type; the others a flat column of `capacity` cells)
 //
 // Bounded DP column: the DP indexes `col` by absolute column (subject residues consumed), 0 .. N. Every
 // index it reads was written earlier in the same half (row 0, or a band growth), and every write first
 // checks the index against `capacity`: a half that would index col at or beyond capacity returns false
-// with nothing written out of bounds (its result is then unknown). capacity >= N + 1 never fails.
+// with nothing written out of bounds (its result is then unknown). capacity >= N + 1 never fails. A ring
+// column instead fails when the band grows wider than the ring (RingColumn).
 #pragma once
 
 #include <cstdint>
@@ -91,6 +94,29 @@ struct ReverseStrand {
   WS_BLAST_HD std::uint8_t at(int i) const { return end[-i]; }
 };
 
+// The DP column (see the file comment). FlatColumn: cell b at cells[b], b < capacity (the column contract
+// above). RingColumn: cell b at cells[(b mod size) * stride] for a power-of-two size; a half fails when its
+// band (the cells from the row's first live column to the band end) would span more than size columns.
+// Every cell the DP reads lies in the current band, and a ring cell is only reused for a column at least
+// `size` past it, so a band that fits gives exactly the flat column's result: the ring bounds the band's
+// width instead of its end (a long diagonal extension fits in a few cells), and the GPU screen keeps it
+// in shared memory. holds(first, b): column b may be written while the band starts at first.
+struct FlatColumn {
+  XdropCell* cells;
+  int capacity;
+  WS_BLAST_HD XdropCell& operator[](int b) const { return cells[b]; }
+  WS_BLAST_HD bool holds(int /*first*/, int b) const { return b < capacity; }
+  WS_BLAST_HD bool usable() const { return capacity >= 1; }
+};
+struct RingColumn {
+  XdropCell* cells;
+  int mask;    // size - 1
+  int stride;  // elements between consecutive cells (interleaved columns of several threads)
+  WS_BLAST_HD XdropCell& operator[](int b) const { return cells[(b & mask) * stride]; }
+  WS_BLAST_HD bool holds(int first, int b) const { return b - first <= mask; }
+  WS_BLAST_HD bool usable() const { return true; }
+};
+
 // Trace policy of the score-only DP. A recording policy (gapped.cpp's TraceRows) has kEnabled = true and
 // start_row(first column), reserve_to(end column, exclusive) and at_current(column) -> std::uint8_t& for
 // the current row.
@@ -99,14 +125,15 @@ struct NoTrace {
 };
 
 // Row 0 of both DPs: the leading gap in A, as far as it stays within X; *b_size = one past its last column.
-// False when it would index col at or beyond capacity.
-WS_BLAST_HD inline bool start_band(XdropCell* col, int capacity, int N, int e, int oe, int x, int* b_size) {
+// False when the column cannot hold it.
+template <class Col>
+WS_BLAST_HD inline bool start_band(Col col, int N, int e, int oe, int x, int* b_size) {
   col[0] = {0, -oe};
   int score = -oe;
   int b = 1;
   for (; b <= N; ++b) {
     if (score < -x) break;
-    if (b >= capacity) return false;
+    if (!col.holds(0, b)) return false;
     col[b] = {score, score - oe};
     score -= e;
   }
@@ -116,15 +143,15 @@ WS_BLAST_HD inline bool start_band(XdropCell* col, int capacity, int N, int e, i
 
 // The band end after a row of both DPs: cut to the last surviving cell (`last`) plus one, or, when the row's
 // last cell survived, grown along the row gap while it stays within X (on_grow(b) for each grown column);
-// then one -inf cell. False when it would index col at or beyond capacity.
-template <class OnGrow>
-WS_BLAST_HD inline bool close_row(XdropCell* col, int capacity, int N, int e, int oe, int x, int best,
-                                  int last, int gap_row, int* b_size, OnGrow on_grow) {
+// then one -inf cell; `first`: the band's first live column. False when the column cannot hold it.
+template <class Col, class OnGrow>
+WS_BLAST_HD inline bool close_row(Col col, int N, int e, int oe, int x, int best, int first, int last,
+                                  int gap_row, int* b_size, OnGrow on_grow) {
   if (last < *b_size - 1) {
     *b_size = last + 1;
   } else {
     while (gap_row >= best - x && *b_size <= N) {
-      if (*b_size >= capacity) return false;
+      if (!col.holds(first, *b_size)) return false;
       col[*b_size] = {gap_row, gap_row - oe};
       gap_row -= e;
       on_grow(*b_size);
@@ -132,7 +159,7 @@ WS_BLAST_HD inline bool close_row(XdropCell* col, int capacity, int N, int e, in
     }
   }
   if (*b_size <= N) {
-    if (*b_size >= capacity) return false;
+    if (!col.holds(first, *b_size)) return false;
     col[*b_size] = {kMinInt, kMinInt};
     ++*b_size;
   }
@@ -145,10 +172,11 @@ WS_BLAST_HD inline bool close_row(XdropCell* col, int capacity, int N, int e, in
 // capacity (see the file comment). Early stop: after the first row whose best score reaches `stop_at` the
 // half ends there; out->score (>= stop_at) is then a lower bound of the complete half's score and the
 // lengths are those of the best cell so far. kNoStop (the default) never stops early.
-template <class Trace, class StrandA, class StrandB, class Score>
-WS_BLAST_HD inline bool extend_half(StrandA A, StrandB B, const Score* table, int gap_open, int gap_extend,
-                                    int x_dropoff, XdropCell* col, int capacity, Trace* trace,
-                                    HalfExtension* out, int stop_at = kNoStop) {
+// extend_half_on: the same over any column type (FlatColumn, RingColumn).
+template <class Trace, class StrandA, class StrandB, class Score, class Col>
+WS_BLAST_HD inline bool extend_half_on(StrandA A, StrandB B, const Score* table, int gap_open, int gap_extend,
+                                       int x_dropoff, Col col, Trace* trace, HalfExtension* out,
+                                       int stop_at = kNoStop) {
   HalfExtension result;
   const int M = A.size();
   const int N = B.size();
@@ -159,12 +187,12 @@ WS_BLAST_HD inline bool extend_half(StrandA A, StrandB B, const Score* table, in
     *out = result;
     return true;
   }
-  if (capacity < 1) return false;
+  if (!col.usable()) return false;
 
   // Row 0: the leading gap in A, as far as it stays within X.
   if constexpr (Trace::kEnabled) trace->start_row(0);
   int b_size = 0;
-  if (!start_band(col, capacity, N, e, oe, x, &b_size)) return false;
+  if (!start_band(col, N, e, oe, x, &b_size)) return false;
   if constexpr (Trace::kEnabled) {
     trace->reserve_to(b_size);
     for (int b = 1; b < b_size; ++b) trace->at_current(b) = kOpGapInA;
@@ -225,7 +253,7 @@ WS_BLAST_HD inline bool extend_half(StrandA A, StrandB B, const Score* table, in
       if constexpr (Trace::kEnabled) trace->at_current(b) = code;
     }
     if (first == b_size || best >= stop_at) break;
-    if (!close_row(col, capacity, N, e, oe, x, best, last, gap_row, &b_size, [&](int b) {
+    if (!close_row(col, N, e, oe, x, best, first, last, gap_row, &b_size, [&](int b) {
           if constexpr (Trace::kEnabled) {
             trace->reserve_to(b + 1);
             trace->at_current(b) = kOpGapInA;
@@ -238,15 +266,23 @@ WS_BLAST_HD inline bool extend_half(StrandA A, StrandB B, const Score* table, in
   return true;
 }
 
+template <class Trace, class StrandA, class StrandB, class Score>
+WS_BLAST_HD inline bool extend_half(StrandA A, StrandB B, const Score* table, int gap_open, int gap_extend,
+                                    int x_dropoff, XdropCell* col, int capacity, Trace* trace,
+                                    HalfExtension* out, int stop_at = kNoStop) {
+  return extend_half_on(A, B, table, gap_open, gap_extend, x_dropoff, FlatColumn{col, capacity}, trace, out,
+                        stop_at);
+}
+
 // s_RestrictedGappedAlign: as extend_half<NoTrace>, but a gap in A may open only in rows a % 10 == 0 and a
 // gap in B only in columns b that are multiples of 10 counted from 0 (the first such column at or after
 // the band start in each row). Cells outside those rows / columns use the two-term recurrences. As in
 // BLAST, after a row that cannot open gaps in A the band grows along the diagonal value of the next column.
 // Same column contract and early stop as extend_half.
-template <class StrandA, class StrandB, class Score>
-WS_BLAST_HD inline bool extend_half_restricted(StrandA A, StrandB B, const Score* table, int gap_open,
-                                               int gap_extend, int x_dropoff, XdropCell* col, int capacity,
-                                               HalfExtension* out, int stop_at = kNoStop) {
+template <class StrandA, class StrandB, class Score, class Col>
+WS_BLAST_HD inline bool extend_half_restricted_on(StrandA A, StrandB B, const Score* table, int gap_open,
+                                                  int gap_extend, int x_dropoff, Col col, HalfExtension* out,
+                                                  int stop_at = kNoStop) {
   HalfExtension result;
   const int M = A.size();
   const int N = B.size();
@@ -257,10 +293,10 @@ WS_BLAST_HD inline bool extend_half_restricted(StrandA A, StrandB B, const Score
     *out = result;
     return true;
   }
-  if (capacity < 1) return false;
+  if (!col.usable()) return false;
 
   int b_size = 0;
-  if (!start_band(col, capacity, N, e, oe, x, &b_size)) return false;
+  if (!start_band(col, N, e, oe, x, &b_size)) return false;
 
   int best = 0;
   int first = 0;
@@ -311,11 +347,19 @@ WS_BLAST_HD inline bool extend_half_restricted(StrandA A, StrandB B, const Score
     if (first == b_size || best >= stop_at) break;
     b_gap = first;
     if (first % kRestrictSize > 0) b_gap += kRestrictSize - first % kRestrictSize;
-    if (!close_row(col, capacity, N, e, oe, x, best, last, gap_row, &b_size, [](int) {})) return false;
+    if (!close_row(col, N, e, oe, x, best, first, last, gap_row, &b_size, [](int) {})) return false;
   }
   result.score = best;
   *out = result;
   return true;
+}
+
+template <class StrandA, class StrandB, class Score>
+WS_BLAST_HD inline bool extend_half_restricted(StrandA A, StrandB B, const Score* table, int gap_open,
+                                               int gap_extend, int x_dropoff, XdropCell* col, int capacity,
+                                               HalfExtension* out, int stop_at = kNoStop) {
+  return extend_half_restricted_on(A, B, table, gap_open, gap_extend, x_dropoff, FlatColumn{col, capacity},
+                                   out, stop_at);
 }
 
 // Extension lengths for a long subject (AdjustSubjectRange): for subjects of >= 90000 residues BLAST
@@ -375,12 +419,14 @@ WS_BLAST_HD inline SeedPoint gapped_start_raw(const std::uint8_t* query, const s
 // extension ends as soon as its score is known to reach stop_at (the reverse half's score alone, or both
 // halves' sum, at the end of a DP row); out->score (>= stop_at) is then a lower bound of the complete
 // extension's score, and the ranges are partial. kNoStop (the default): the complete extension.
-WS_BLAST_HD inline bool preliminary_gapped_alignment_raw(const std::uint8_t* query, int query_length,
-                                                         const std::uint8_t* subject, int subject_length,
-                                                         const std::int8_t* table, int gap_open,
-                                                         int gap_extend, int x_dropoff, SeedPoint seed,
-                                                         bool restricted, XdropCell* col, int capacity,
-                                                         GappedScore* out, int stop_at = xdrop::kNoStop) {
+// preliminary_gapped_alignment_on: the same over any column type (xdrop::FlatColumn, xdrop::RingColumn).
+template <class Col>
+WS_BLAST_HD inline bool preliminary_gapped_alignment_on(const std::uint8_t* query, int query_length,
+                                                        const std::uint8_t* subject, int subject_length,
+                                                        const std::int8_t* table, int gap_open,
+                                                        int gap_extend, int x_dropoff, SeedPoint seed,
+                                                        bool restricted, Col col, GappedScore* out,
+                                                        int stop_at = xdrop::kNoStop) {
   const xdrop::SubjectRange range =
       xdrop::adjust_subject_range(seed.s + 1, subject_length, seed.q + 1, query_length);
   // Reverse half: query[0, seed.q] and the `range.left` subject residues ending at seed.s.
@@ -388,10 +434,10 @@ WS_BLAST_HD inline bool preliminary_gapped_alignment_raw(const std::uint8_t* que
   const xdrop::ReverseStrand s_left{subject + seed.s + 1, range.left};
   HalfExtension left;
   const bool left_ok =
-      restricted ? xdrop::extend_half_restricted(q_left, s_left, table, gap_open, gap_extend, x_dropoff, col,
-                                                 capacity, &left, stop_at)
-                 : xdrop::extend_half<xdrop::NoTrace>(q_left, s_left, table, gap_open, gap_extend, x_dropoff,
-                                                      col, capacity, nullptr, &left, stop_at);
+      restricted ? xdrop::extend_half_restricted_on(q_left, s_left, table, gap_open, gap_extend, x_dropoff,
+                                                    col, &left, stop_at)
+                 : xdrop::extend_half_on<xdrop::NoTrace>(q_left, s_left, table, gap_open, gap_extend,
+                                                         x_dropoff, col, nullptr, &left, stop_at);
   if (!left_ok) return false;
   // Forward half: what follows the seed pair (a half's score is >= 0, so a reverse half that reached
   // stop_at decides it alone).
@@ -401,10 +447,10 @@ WS_BLAST_HD inline bool preliminary_gapped_alignment_raw(const std::uint8_t* que
     const xdrop::ForwardStrand s_right{subject + seed.s + 1, range.right};
     const bool right_ok =
         restricted
-            ? xdrop::extend_half_restricted(q_right, s_right, table, gap_open, gap_extend, x_dropoff, col,
-                                            capacity, &right, stop_at - left.score)
-            : xdrop::extend_half<xdrop::NoTrace>(q_right, s_right, table, gap_open, gap_extend, x_dropoff,
-                                                 col, capacity, nullptr, &right, stop_at - left.score);
+            ? xdrop::extend_half_restricted_on(q_right, s_right, table, gap_open, gap_extend, x_dropoff, col,
+                                               &right, stop_at - left.score)
+            : xdrop::extend_half_on<xdrop::NoTrace>(q_right, s_right, table, gap_open, gap_extend, x_dropoff,
+                                                    col, nullptr, &right, stop_at - left.score);
     if (!right_ok) return false;
   }
   GappedScore r;
@@ -415,6 +461,17 @@ WS_BLAST_HD inline bool preliminary_gapped_alignment_raw(const std::uint8_t* que
   r.score = left.score + right.score;
   *out = r;
   return true;
+}
+
+WS_BLAST_HD inline bool preliminary_gapped_alignment_raw(const std::uint8_t* query, int query_length,
+                                                         const std::uint8_t* subject, int subject_length,
+                                                         const std::int8_t* table, int gap_open,
+                                                         int gap_extend, int x_dropoff, SeedPoint seed,
+                                                         bool restricted, XdropCell* col, int capacity,
+                                                         GappedScore* out, int stop_at = xdrop::kNoStop) {
+  return preliminary_gapped_alignment_on(query, query_length, subject, subject_length, table, gap_open,
+                                         gap_extend, x_dropoff, seed, restricted,
+                                         xdrop::FlatColumn{col, capacity}, out, stop_at);
 }
 
 }  // namespace warpsearch::blast

@@ -7,9 +7,11 @@
 //   on explicitly reversed copies, which checks the in-place reverse reading) on random and planted pairs,
 //   restricted or not, subjects of >= 90000 residues included; bounded columns: a call either fails or gives
 //   the unbounded result, success is monotone in the capacity, and nothing past col[capacity - 1] is written
-//   (guard cells);
+//   (guard cells); ring columns (the GPU screen's): success is monotone in the size, a ring as wide as the
+//   smallest working flat column always holds the extension, results equal, interleaved (strided) rings too;
 //   early stop (stop_at): the complete result below it, a lower bound at or above it;
-//   screen_split (the GPU's split form) against screen_preliminary, unbounded and bounded columns;
+//   screen_split (the GPU's split form) against screen_preliminary, unbounded, bounded and ring columns
+//   (a ring's kEmpty is the unbounded kEmpty);
 //   screen_preliminary against preliminary_hsps on UniProt queries x DB20k subjects and on random inputs
 //   with planted homologs, with -evalue settings that enable the restricted path (inconclusive restricted
 //   scores included) and that disable it: kEmpty implies no preliminary HSP and equal counts; the verdict
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "blast/gapped.hpp"
+#include "blast/gpu_stage.hpp"
 #include "blast/prelim_screen.hpp"
 #include "blast/search.hpp"
 #include "blast/two_hit.hpp"
@@ -180,6 +183,28 @@ int check_seed(const Seq& q, const Seq& s, const GappedParams& p, SeedPoint seed
     }
   }
 
+  // Ring columns (the GPU screen's): a ring holds the extension once it is as wide as the widest band, and
+  // then gives the complete result; success is monotone in the size; a band is never wider than the flat
+  // column the extension needs, so a ring of that many cells always holds it. Interleaved rings (stride 3)
+  // give the same.
+  bool held = false;
+  for (int size = 1; size <= 4096; size *= 2) {
+    for (const int stride : {1, 3}) {
+      std::vector<XdropCell> ring(static_cast<std::size_t>(size * stride));
+      GappedScore g;
+      const bool ok = preliminary_gapped_alignment_on(q.data(), q_len, s.data(), s_len, m.row(0), p.gap_open,
+                                                      p.gap_extend, p.x_dropoff, seed, restricted,
+                                                      xdrop::RingColumn{ring.data(), size - 1, stride}, &g);
+      if (held || size >= hi) {
+        EXPECT_TRUE(ok) << "ring " << size << ", smallest flat column " << hi;
+      }
+      if (ok) {
+        EXPECT_EQ(g, expected) << "ring " << size;
+      }
+      if (stride == 3) held = held || ok;
+    }
+  }
+
   // Early stop: below stop_at the complete result; at or above it a lower bound of the complete score.
   for (const int stop_at : {1, expected.score / 2, expected.score, expected.score + 1}) {
     if (stop_at < 1) continue;
@@ -318,6 +343,8 @@ struct Tally {
   int redone = 0;         // pairs with a restart, any verdict
   int capacity_full = 0;  // kFull only because of a bounded column
   int small_empty = 0;    // kEmpty with a bounded column
+  int ring_empty = 0;     // kEmpty with a ring column
+  int ring_full = 0;      // kFull only because of a ring column
 };
 
 // Screens one pair with an unbounded column and with `small` cells, against preliminary_hsps and the
@@ -360,6 +387,32 @@ void check_pair(const QueryContext& c, const Seq& subject, const std::vector<Ung
   // Anything the CPU stage keeps comes from an extension that reached the cutoff.
   if (!prelim.empty()) {
     ASSERT_EQ(verdict, ScreenResult::kFull);
+  }
+
+  // Ring columns (the GPU's, with stage_reference's size and smaller): the split form equals the loop, and a
+  // kEmpty is the unbounded kEmpty with the same counts.
+  for (const int size : {16, 64, kStageScreenCapacity}) {
+    std::vector<XdropCell> ring(static_cast<std::size_t>(size));
+    const xdrop::RingColumn col{ring.data(), size - 1, 1};
+    ScreenCounts seq_counts, split_counts;
+    std::vector<int> scores(hsps.size());
+    const ScreenResult seq =
+        screen_preliminary(c.query().data(), q_len, subject.data(), s_len, c.scoring().row(0), hsps.data(),
+                           count, params, col, &seq_counts);
+    const ScreenResult split =
+        screen_split(c.query().data(), q_len, subject.data(), s_len, c.scoring().row(0), hsps.data(), count,
+                     params, col, scores.data(), &split_counts);
+    ASSERT_EQ(split, seq) << "ring " << size;
+    if (seq == ScreenResult::kEmpty) {
+      ++t.ring_empty;
+      ASSERT_EQ(verdict, ScreenResult::kEmpty) << "ring " << size;
+      ASSERT_EQ(split_counts.gapped_extensions, seq_counts.gapped_extensions);
+      ASSERT_EQ(split_counts.redone, seq_counts.redone);
+      ASSERT_EQ(seq_counts.gapped_extensions, counts.gapped_extensions);
+      ASSERT_EQ(seq_counts.redone, counts.redone);
+    } else if (verdict == ScreenResult::kEmpty) {
+      ++t.ring_full;
+    }
   }
 
   // The split form (the GPU's) equals the loop, with the unbounded and the small column.
@@ -470,6 +523,8 @@ TEST(PrelimScreen, SameAsPreliminaryStageUniProt) {
     EXPECT_GT(t->full_prelim, 5);
     EXPECT_GT(t->capacity_full, 0);
     EXPECT_GT(t->small_empty, 5);
+    EXPECT_GT(t->ring_full, 0);
+    EXPECT_GT(t->ring_empty, 5);
   }
   EXPECT_GT(strict.restricted, 300);
   EXPECT_GT(large_db.restricted, 200);
@@ -509,6 +564,8 @@ TEST(PrelimScreen, SameAsPreliminaryStageRandom) {
     all.redone_empty += t.redone_empty;
     all.capacity_full += t.capacity_full;
     all.small_empty += t.small_empty;
+    all.ring_full += t.ring_full;
+    all.ring_empty += t.ring_empty;
   }
   EXPECT_GT(all.pairs, 300);
   EXPECT_GT(all.empty, 50);
@@ -516,6 +573,8 @@ TEST(PrelimScreen, SameAsPreliminaryStageRandom) {
   EXPECT_GT(all.redone, 0);
   EXPECT_GT(all.capacity_full, 0);
   EXPECT_GT(all.small_empty, 50);
+  EXPECT_GT(all.ring_full, 0);
+  EXPECT_GT(all.ring_empty, 50);
 }
 
 }  // namespace

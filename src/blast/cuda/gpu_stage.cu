@@ -6,7 +6,8 @@
 //   gather_kernel   one thread per (query, subject) run after CUB's radix sort + run-length encoding: the
 //                   pair's HSPs gathered in sort_ungapped_hsps order
 //   extend_kernel   one thread per HSP: its screen extension (prelim_screen.hpp's split form, pass 0 in the
-//                   pair's starting mode, pass 1 unrestricted after an inconclusive restricted score)
+//                   pair's starting mode, pass 1 unrestricted after an inconclusive restricted score), the
+//                   DP column a ring of kStageScreenCapacity cells in shared memory
 //   decide_kernel   one thread per run: screen_pass over the pass's scores (kEmpty, kFull or a redo)
 //
 // Exactness of the scan (the CPU applies hits in ascending subject offset, per subject word in the lookup
@@ -18,7 +19,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <bit>
 #include <chrono>
 #include <climits>
 #include <cstdint>
@@ -49,8 +49,12 @@ constexpr int kWarp = 32;
 constexpr std::int64_t kOffsetLimit = std::int64_t{1} << 29;
 // Pairs with more saved HSPs than this are not sorted or screened on the GPU (kFull, sorted on the host).
 constexpr std::uint32_t kScreenMaxHsps = kStageScreenMaxHsps;
-// Threads of extend_kernel (each with a DP column of kStageScreenCapacity cells).
-constexpr int kScreenThreads = 1 << 16;
+// Threads per block of extend_kernel, and its dynamic shared memory: each thread's DP column is a ring of
+// kStageScreenCapacity cells, interleaved (cell k of thread t at [k * kExtendThreads + t]: the lanes of a
+// warp use distinct banks when at the same cell).
+constexpr int kExtendThreads = 64;
+constexpr std::size_t kExtendShared =
+    sizeof(XdropCell) * static_cast<std::size_t>(kExtendThreads) * kStageScreenCapacity;
 
 struct DevQuery {
   const std::uint8_t* residues;
@@ -283,22 +287,21 @@ __global__ void gather_kernel(const std::uint32_t* __restrict__ run_counts,
 
 // One thread per HSP (item) of the runs waiting for a pass (prelim_screen.hpp's split form): pass 0 extends
 // the HSPs of kStatusPending runs in their starting mode, pass 1 those of kStatusRedo runs unrestricted.
-// Each thread has its own DP column.
-__global__ void extend_kernel(int pass, std::uint32_t items, const DevQuery* __restrict__ queries,
-                              const std::uint8_t* __restrict__ residues,
-                              const std::uint64_t* __restrict__ subject_offsets,
-                              const std::int8_t* __restrict__ score_table,
-                              const std::uint64_t* __restrict__ run_keys,
-                              const std::uint32_t* __restrict__ run_counts,
-                              const std::uint32_t* __restrict__ run_offsets,
-                              const std::uint32_t* __restrict__ item_run,
-                              const UngappedHsp* __restrict__ sorted, const std::uint8_t* __restrict__ status,
-                              int* __restrict__ scores, XdropCell* __restrict__ columns, int capacity) {
+// Each thread has its own DP column, a ring in shared memory (kExtendShared bytes per block).
+__global__ void __launch_bounds__(kExtendThreads)
+    extend_kernel(int pass, std::uint32_t items, const DevQuery* __restrict__ queries,
+                  const std::uint8_t* __restrict__ residues,
+                  const std::uint64_t* __restrict__ subject_offsets,
+                  const std::int8_t* __restrict__ score_table, const std::uint64_t* __restrict__ run_keys,
+                  const std::uint32_t* __restrict__ run_counts, const std::uint32_t* __restrict__ run_offsets,
+                  const std::uint32_t* __restrict__ item_run, const UngappedHsp* __restrict__ sorted,
+                  const std::uint8_t* __restrict__ status, int* __restrict__ scores) {
   __shared__ std::int8_t table[kMaxCodes * kMaxCodes];
+  extern __shared__ XdropCell rings[];
   for (int i = threadIdx.x; i < kMaxCodes * kMaxCodes; i += blockDim.x) table[i] = score_table[i];
   __syncthreads();
   const std::uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
-  XdropCell* col = columns + static_cast<std::size_t>(tid) * static_cast<std::size_t>(capacity);
+  const xdrop::RingColumn col{rings + threadIdx.x, kStageScreenCapacity - 1, kExtendThreads};
   const std::uint8_t wanted = pass == 0 ? kStatusPending : kStatusRedo;
   for (std::uint32_t i = tid; i < items; i += gridDim.x * blockDim.x) {
     const std::uint32_t r = item_run[i];
@@ -311,7 +314,7 @@ __global__ void extend_kernel(int pass, std::uint32_t items, const DevQuery* __r
     const bool restricted =
         pass == 0 && starts_restricted(q.screen, sorted + run_offsets[r], static_cast<int>(run_counts[r]));
     scores[i] = screen_extension(q.residues, q.length, residues + begin, n, table, sorted[i], q.screen,
-                                 restricted, col, capacity);
+                                 restricted, col);
   }
 }
 
@@ -400,7 +403,6 @@ struct GpuStage::Impl {
   gpu::DeviceBuffer<std::uint8_t> d_status;
   gpu::DeviceBuffer<int2> d_screen_counts;
   gpu::DeviceBuffer<int> d_num_runs;
-  gpu::DeviceBuffer<XdropCell> d_columns;
   gpu::DeviceBuffer<unsigned char> d_temp;
   std::uint64_t hsp_capacity = 1u << 20;
   Stats stats;
@@ -533,6 +535,13 @@ GpuStage::GpuStage(std::span<const QueryContext* const> queries, int device) {
                                      static_cast<int>(m.shared_optin)));
   WS_CUDA_CHECK(cudaFuncSetAttribute(scan_kernel<std::int32_t>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      static_cast<int>(m.shared_optin)));
+  if (kExtendShared + kMaxCodes * kMaxCodes > m.shared_optin)
+    throw Error(ErrorKind::kGpu, "blastp --device gpu: GPU " + std::to_string(device) + " has " +
+                                     std::to_string(m.shared_optin) + " bytes of shared memory per block, " +
+                                     std::to_string(kExtendShared + kMaxCodes * kMaxCodes) +
+                                     " needed by the preliminary screen; use --device cpu");
+  WS_CUDA_CHECK(cudaFuncSetAttribute(extend_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(kExtendShared)));
   m.d_hsp_count = gpu::DeviceBuffer<unsigned long long>(1);
   m.d_counts = gpu::DeviceBuffer<DevCounts>(1);
   m.d_num_runs = gpu::DeviceBuffer<int>(1);
@@ -697,22 +706,18 @@ void GpuStage::Impl::search(bool keep_all, bool any_short, bool any_long, StageO
   WS_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d_temp.data(), scan_bytes, d_run_counts.data(),
                                               d_run_offsets.data(), runs, stream.get()));
   // Screen (prelim_screen.hpp's split form): gather each run's HSPs in order, then per pass one thread
-  // per HSP extends it (a fixed number of threads, each with its own DP column) and one thread per run
+  // per HSP extends it (each with its own DP column in shared memory) and one thread per run
   // decides. Pass 1 finds work only in runs with an inconclusive restricted score.
   const int run_blocks = (runs + 127) / 128;
   gather_kernel<<<run_blocks, 128, 0, stream.get()>>>(
       d_run_counts.data(), d_run_offsets.data(), d_num_runs.data(), d_order.data(), d_hsps.data(),
       d_sorted.data(), d_item_run.data(), d_status.data(), d_screen_counts.data());
   WS_CUDA_CHECK_LAUNCH();
-  const int threads = std::min(n, kScreenThreads);
-  // Columns for a power of two of threads (at least 2^14): batches of similar HSP counts share the size.
-  ensure(d_columns,
-         std::bit_ceil(static_cast<std::size_t>(std::max(threads, 1 << 14))) * kStageScreenCapacity);
   for (int pass = 0; pass < 2; ++pass) {
-    extend_kernel<<<(threads + 127) / 128, 128, 0, stream.get()>>>(
+    extend_kernel<<<(n + kExtendThreads - 1) / kExtendThreads, kExtendThreads, kExtendShared, stream.get()>>>(
         pass, static_cast<std::uint32_t>(n), d_queries.data(), d_residues.data(), d_offsets.data(),
         score_table.data(), d_run_keys.data(), d_run_counts.data(), d_run_offsets.data(), d_item_run.data(),
-        d_sorted.data(), d_status.data(), d_scores.data(), d_columns.data(), kStageScreenCapacity);
+        d_sorted.data(), d_status.data(), d_scores.data());
     WS_CUDA_CHECK_LAUNCH();
     decide_kernel<<<run_blocks, 128, 0, stream.get()>>>(
         pass, d_queries.data(), d_run_keys.data(), d_run_counts.data(), d_run_offsets.data(),
