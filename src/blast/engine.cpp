@@ -928,6 +928,7 @@ void final_lists(const Prepared& p, std::span<const BlastpQuery> queries, Merged
         RedoneQuery& f = finished[q - bounds[b]];
         reap_by_query_coverage(f.hits, f.rules, static_cast<int>(queries[q].residues.size()),
                                search.qcov_hsp_perc);
+        drop_zero_score_hsps(f.hits, f.rules);
         for (const SubjectHits& h : f.hits) reported.insert(h.oid);
         result.queries[q].hits = std::move(f.hits);
         result.queries[q].adjust_rules = std::move(f.rules);

@@ -344,6 +344,8 @@ std::shared_ptr<const CompoQueryData> make_compo_query_data(Residues query, cons
   d->scaled_gapped.lambda /= kScalingFactor;
   d->gumbel = gumbel;
   d->db_length = db_length;
+  d->old_fsc = options.old_fsc;
+  d->search_space = setup.lengths.search_space;
   d->gap_open = static_cast<int>(std::lround(options.gaps.open * kScalingFactor));
   d->gap_extend = static_cast<int>(std::lround(options.gaps.extend * kScalingFactor));
   d->x_dropoff = static_cast<int>(std::max(options.xdrop_gap_final_bits * kLn2 / d->scaled_gapped.lambda,
@@ -450,12 +452,14 @@ SubjectRedo redo_subject(const QueryContext& context, Residues subject_in,
     if (!contained) kept.push_back(std::move(a));
   }
   // s_HitlistEvaluateAndPurge: Spouge E-values of the scaled scores (lambda / 32 and the Gumbel block's
-  // parameters rescaled by BLAST_SpougeStoE), best E-value before the reap, reap by -evalue.
+  // parameters rescaled by BLAST_SpougeStoE; with the old statistics Karlin-Altschul E-values over the
+  // effective search space), best E-value before the reap, reap by -evalue.
   std::vector<double> evalues;
   double best = DBL_MAX;
   for (const RedoneAlignment& a : kept) {
-    evalues.push_back(
-        spouge_evalue(a.box.score, cq.scaled_gapped, cq.gumbel, query_length, subject_length, cq.db_length));
+    evalues.push_back(cq.old_fsc ? karlin_evalue(a.box.score, cq.scaled_gapped, cq.search_space)
+                                 : spouge_evalue(a.box.score, cq.scaled_gapped, cq.gumbel, query_length,
+                                                 subject_length, cq.db_length));
     best = std::min(best, evalues.back());
   }
   const double expect = context.options().evalue;

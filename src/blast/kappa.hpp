@@ -79,9 +79,11 @@ struct CompoQueryData {
   stats::KarlinParams scaled_gapped;      // gapped block with lambda / 32
   stats::GumbelParams gumbel;
   std::int64_t db_length = 0;
-  int gap_open = 0;    // scaled: BLAST_Nint(open * 32)
-  int gap_extend = 0;  // scaled
-  int x_dropoff = 0;   // (int) max(xdrop_gap_final bits * ln 2 / scaled lambda, final raw X-drop)
+  bool old_fsc = false;           // BlastpOptions::old_fsc: Karlin-Altschul E-values over search_space
+  std::int64_t search_space = 0;  // the query's effective search space (BlastpSetup::lengths)
+  int gap_open = 0;               // scaled: BLAST_Nint(open * 32)
+  int gap_extend = 0;             // scaled
+  int x_dropoff = 0;              // (int) max(xdrop_gap_final bits * ln 2 / scaled lambda, final raw X-drop)
   double near_identical_cutoff = 0;  // 1.74 bits in scaled score units per position
   double scale = 32;                 // SCALING_FACTOR
 };

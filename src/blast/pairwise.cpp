@@ -615,13 +615,18 @@ std::string PairwiseWriter::query(const PairwiseQuery& query,
     out += "\n\nEffective search space used: 0\n\n\n";
     return out;
   }
-  out += "Lambda      K        H        a         alpha\n";
-  out += karlin_value(query.ungapped.lambda) + karlin_value(query.ungapped.K) +
-         karlin_value(query.ungapped.H) + karlin_value(gumbel_.a_un) + karlin_value(gumbel_.alpha_un) +
-         "\n\n";
-  out += "Gapped\nLambda      K        H        a         alpha    sigma\n";
-  out += karlin_value(gapped_.lambda) + karlin_value(gapped_.K) + karlin_value(gapped_.H) +
-         karlin_value(gumbel_.a) + karlin_value(gumbel_.alpha) + karlin_value(gumbel_.sigma) + "\n\n";
+  // Without the Gumbel block (blastp with -searchsp runs without it) the lines stop after H.
+  const bool gumbel = !options_.old_fsc;
+  out += gumbel ? "Lambda      K        H        a         alpha\n" : "Lambda      K        H\n";
+  out +=
+      karlin_value(query.ungapped.lambda) + karlin_value(query.ungapped.K) + karlin_value(query.ungapped.H);
+  if (gumbel) out += karlin_value(gumbel_.a_un) + karlin_value(gumbel_.alpha_un);
+  out += "\n\n";
+  out += gumbel ? "Gapped\nLambda      K        H        a         alpha    sigma\n"
+                : "Gapped\nLambda      K        H\n";
+  out += karlin_value(gapped_.lambda) + karlin_value(gapped_.K) + karlin_value(gapped_.H);
+  if (gumbel) out += karlin_value(gumbel_.a) + karlin_value(gumbel_.alpha) + karlin_value(gumbel_.sigma);
+  out += "\n\n";
   fmt::format_to(std::back_inserter(out), "Effective search space used: {}\n\n\n", query.search_space);
   return out;
 }

@@ -21,6 +21,7 @@
 //   "Gapped" line                       stats::gapped_params(matrix, gaps) (== BlastpSetup::gapped) and
 //                                       a / alpha / sigma of stats::gumbel_params(matrix, gaps)
 //   Effective search space used         BlastpSetup::lengths.search_space
+//   (with PairwiseOptions::old_fsc, -searchsp, both Karlin lines stop after H)
 //   Neighboring words threshold         BlastpSetup::threshold (blastp_default_threshold for 0)
 //   Window for multiple hits            BlastpOptions::window
 //   lowercase query letters             BlastpSetup::mask (SEG)
@@ -141,6 +142,8 @@ struct PairwiseOptions {
   std::size_t num_descriptions = 500;
   std::size_t num_alignments = 250;
   std::size_t line_length = 60;  // alignment letters per line (-line_length, >= 1)
+  // BlastpOptions::old_fsc (-searchsp): the Karlin blocks print Lambda, K and H only (no Gumbel block).
+  bool old_fsc = false;
 };
 
 class PairwiseWriter {

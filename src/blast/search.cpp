@@ -480,8 +480,8 @@ QueryContext QueryContext::create(Residues query_in, const BlastpOptions& option
   }
   const int query_length = static_cast<int>(c.query_.size());
 
-  c.calc_ =
-      EvalueCalculator::create(matrix, options.gaps, query_length, db_length, static_cast<int>(db_num_seqs));
+  c.calc_ = EvalueCalculator::create(matrix, options.gaps, query_length, db_length,
+                                     static_cast<int>(db_num_seqs), options.old_fsc, options.searchsp);
   const auto gumbel = stats::gumbel_params(matrix, options.gaps);
   const auto xdrops =
       blastp_xdropoffs(matrix, options.gaps, options.xdrop_gap_bits, options.xdrop_gap_final_bits);
@@ -499,7 +499,8 @@ QueryContext QueryContext::create(Residues query_in, const BlastpOptions& option
                 "composition-based statistics are not available for matrix " + matrix.name());
   // BlastHitSavingParametersUpdate: with -comp_based_stats 2 or 3 the preliminary stage keeps HSPs up to
   // 5 x -evalue (cutoff and reap), so that the adjusted scores can still reach -evalue.
-  setup.prelim_evalue = (options.comp_based_stats > 1 ? 5 : 1) * options.evalue;
+  // With the old statistics (-searchsp) the preliminary stage keeps -evalue (BLAST_Cutoffs' branch).
+  setup.prelim_evalue = (options.comp_based_stats > 1 && !options.old_fsc ? 5 : 1) * options.evalue;
   if (c.query_.empty()) return c;
   setup.gapped = c.calc_->gapped();
   const auto ungapped = stats::query_ungapped_params(matrix, c.query_);
@@ -513,7 +514,9 @@ QueryContext QueryContext::create(Residues query_in, const BlastpOptions& option
 
   // 2. Cutoffs.
   setup.cutoff_score =
-      spouge_cutoff_score(setup.prelim_evalue, setup.gapped, *gumbel, query_length, min_length, db_length);
+      options.old_fsc ? evalue_cutoff_score(setup.prelim_evalue, setup.gapped, setup.lengths.search_space)
+                      : spouge_cutoff_score(setup.prelim_evalue, setup.gapped, *gumbel, query_length,
+                                            min_length, db_length);
   c.ungapped_params_ = blastp_ungapped_params(setup.ungapped, true, query_length, min_length,
                                               setup.cutoff_score, options.xdrop_ungap_bits);
   c.ungapped_params_.word_size = options.word_size;
@@ -654,6 +657,7 @@ BlastpResult blastp_search(Residues query, std::span<const Residues> subjects, c
     result.adjust_rules = std::move(redone.rules);
     reap_by_query_coverage(result.hits, result.adjust_rules, static_cast<int>(query.size()),
                            options.qcov_hsp_perc);
+    drop_zero_score_hsps(result.hits, result.adjust_rules);
     return result;
   }
 
@@ -687,16 +691,19 @@ int subject_set_min_length(std::span<const Residues> subjects) {
   return std::max(min_length, kSubjectSetMinLength);
 }
 
-void reap_by_query_coverage(std::vector<SubjectHits>& lists,
-                            std::vector<std::vector<compo::MatrixAdjustRule>>& rules, int query_length,
-                            double percent) {
-  if (percent <= 0) return;
+namespace {
+
+// HSPs for which drop(hsp) holds removed from the lists, lists left empty dropped; `rules` (one per HSP, or
+// empty) follow.
+template <class Drop>
+void reap_hsps(std::vector<SubjectHits>& lists, std::vector<std::vector<compo::MatrixAdjustRule>>& rules,
+               Drop drop) {
   const bool with_rules = !rules.empty();
   std::size_t kept = 0;
   for (std::size_t i = 0; i < lists.size(); ++i) {
     std::size_t n = 0;
     for (std::size_t k = 0; k < lists[i].hsps.size(); ++k) {
-      if (below_query_coverage(lists[i].hsps[k], query_length, percent)) continue;
+      if (drop(lists[i].hsps[k])) continue;
       if (n != k) {
         lists[i].hsps[n] = std::move(lists[i].hsps[k]);
         if (with_rules) rules[i][n] = rules[i][k];
@@ -714,6 +721,20 @@ void reap_by_query_coverage(std::vector<SubjectHits>& lists,
   }
   lists.resize(kept);
   if (with_rules) rules.resize(kept);
+}
+
+}  // namespace
+
+void reap_by_query_coverage(std::vector<SubjectHits>& lists,
+                            std::vector<std::vector<compo::MatrixAdjustRule>>& rules, int query_length,
+                            double percent) {
+  if (percent <= 0) return;
+  reap_hsps(lists, rules, [&](const Hsp& h) { return below_query_coverage(h, query_length, percent); });
+}
+
+void drop_zero_score_hsps(std::vector<SubjectHits>& lists,
+                          std::vector<std::vector<compo::MatrixAdjustRule>>& rules) {
+  reap_hsps(lists, rules, [](const Hsp& h) { return h.score == 0; });
 }
 
 std::vector<TabularHit> tabular_hits(const std::vector<SubjectHits>& hits) {

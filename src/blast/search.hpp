@@ -55,8 +55,7 @@
 //      remove_contained_hsps, E-values, reap by -evalue, bit scores, sort by E-value, -max_hsps.
 //   7. Final hit lists: select_hit_lists(max_target_seqs).
 //
-// Not handled (yet): databases / streaming subjects, multithreading (engine.hpp),
-// -searchsp / -dbsize overrides of the subject totals beyond BlastpOptions' fields, ungapped searches.
+// Not handled here: databases / streaming subjects, multithreading (engine.hpp); ungapped searches.
 #pragma once
 
 #include <cstdint>
@@ -107,6 +106,14 @@ struct BlastpOptions {
   // -comp_based_stats: 0 off, 1 composition-based statistics, 2 conditional compositional score matrix
   // adjustment (blastp's default; kappa.hpp). BlastpOptions' default stays 0 (the plain engine).
   int comp_based_stats = 0;
+  // -searchsp (blastp sets BLAST's OLD_FSC whenever it is given, even as 0): Karlin-Altschul E-values
+  // K * searchsp * exp(-lambda * S) over the effective search space instead of Spouge's finite-size
+  // correction, the hit-saving cutoff from them (BLAST_Cutoffs), no 5 x -evalue preliminary stage with
+  // composition-based statistics 2 and 3, and the report's Karlin blocks without the Gumbel parameters.
+  // searchsp > 0 replaces the effective search space of every query (the length adjustment is still
+  // computed, for composition-based statistics); 0 computes it.
+  bool old_fsc = false;
+  std::int64_t searchsp = 0;
 };
 
 struct BlastpSetup {
@@ -114,14 +121,14 @@ struct BlastpSetup {
   int window = 0;                // the two-hit window used (options.window or the matrix's default)
   stats::KarlinParams ungapped;  // the (masked) query's ungapped block
   stats::KarlinParams gapped;
-  int cutoff_score = 0;         // hit-saving cutoff (Spouge E -> S)
+  int cutoff_score = 0;         // hit-saving cutoff (Spouge E -> S; Karlin-Altschul with old_fsc)
   int ungapped_cutoff = 0;      // two-hit extension save cutoff
   int ungapped_x_dropoff = 0;   // raw
   XDropoffs gapped_x_dropoffs;  // raw
   EffectiveLengths lengths;
   std::vector<Interval> mask;  // SEG mask of the query (empty without seg)
   // The preliminary stage's E-value threshold (BLAST's hit_params->prelim_evalue): -evalue, times 5 with
-  // comp_based_stats 2 or 3 (the hit-saving cutoff is computed from it too).
+  // comp_based_stats 2 or 3 unless old_fsc (the hit-saving cutoff is computed from it too).
   double prelim_evalue = 0;
 };
 
@@ -254,5 +261,12 @@ std::vector<TabularHit> tabular_hits(const std::vector<SubjectHits>& hits);
 void reap_by_query_coverage(std::vector<SubjectHits>& lists,
                             std::vector<std::vector<compo::MatrixAdjustRule>>& rules, int query_length,
                             double percent);
+
+// HSPs of score 0 removed from a query's final hit lists, lists left empty dropped (rules follow): a
+// composition-based redo can normalize a small scaled score to 0, and blastp's conversion of the results
+// to alignments (s_BlastHSP2SeqAlign) skips such HSPs. With Spouge's E-values they never reach the output;
+// with the old statistics over a small -searchsp they can.
+void drop_zero_score_hsps(std::vector<SubjectHits>& lists,
+                          std::vector<std::vector<compo::MatrixAdjustRule>>& rules);
 
 }  // namespace warpsearch::blast

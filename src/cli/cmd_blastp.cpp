@@ -89,7 +89,6 @@ constexpr UnsupportedOption kUnsupported[] = {
     {"db_hard_mask", true},
     {"subject_loc", true},
     {"query_loc", true},
-    {"searchsp", true},
     {"culling_limit", true},
     {"best_hit_overhang", true},
     {"best_hit_score_edge", true},
@@ -130,7 +129,9 @@ struct BlastpCliOptions {
   const CLI::Option* mt_mode_opt = nullptr;
   const CLI::Option* sorthits_opt = nullptr;
   const CLI::Option* sorthsps_opt = nullptr;
-  std::int64_t dbsize = 0;  // -dbsize: 0 = the database's length
+  std::int64_t dbsize = 0;    // -dbsize: 0 = the database's length
+  std::int64_t searchsp = 0;  // -searchsp: 0 = computed (given at all: BLAST's old statistics)
+  CLI::Option* searchsp_opt = nullptr;
   double xdrop_ungap = 0;
   double xdrop_gap = 0;
   double xdrop_gap_final = 0;
@@ -316,6 +317,7 @@ class ReportWriter {
     options.window =
         setup.search->window > 0 ? setup.search->window : blast::blastp_default_window(setup.matrix->name());
     options.subject_mode = setup.subject_mode;
+    options.old_fsc = setup.search->old_fsc;
     options.line_length = static_cast<std::size_t>(setup.line_length);
     options.num_descriptions = static_cast<std::size_t>(setup.num_descriptions);
     options.num_alignments = static_cast<std::size_t>(setup.num_alignments);
@@ -516,6 +518,9 @@ ScoringMatrix check_options(const BlastpCliOptions& o) {
   if (o.dbsize < 0)
     throw Error(ErrorKind::kUsage,
                 fmt::format("-dbsize {}: must be >= 0 (0: the database's length)", o.dbsize));
+  if (o.searchsp < 0)
+    throw Error(ErrorKind::kUsage,
+                fmt::format("-searchsp {}: must be >= 0 (0: computed from the database)", o.searchsp));
   if (!(o.qcov_hsp_perc >= 0 && o.qcov_hsp_perc <= 100))
     throw Error(ErrorKind::kUsage, fmt::format("-qcov_hsp_perc {}: must be from 0 to 100", o.qcov_hsp_perc));
   if (o.num_threads < 1)
@@ -564,6 +569,11 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   search.max_hsps = o.max_hsps_opt->count() > 0 ? o.max_hsps : 0;
   search.qcov_hsp_perc = o.qcov_hsp_perc;
   search.db_length = o.dbsize;  // 0: blastp_run takes the database's
+  // -searchsp, given at all, switches blastp to the old statistics (it sets OLD_FSC); a non-zero value
+  // replaces the effective search space, and blastp then ignores -dbsize.
+  search.old_fsc = o.searchsp_opt->count() > 0;
+  search.searchsp = o.searchsp;
+  if (search.searchsp > 0) search.db_length = 0;
   search.window = o.window_size_opt->count() > 0 ? o.window_size : 0;
   // Given X-dropoffs are taken as they are (blastp 2.12 uses a given 0 for the gapped ones).
   if (o.xdrop_ungap_opt->count() > 0) search.xdrop_ungap_bits = o.xdrop_ungap;
@@ -881,6 +891,10 @@ void register_blastp(CLI::App& app, const GlobalOptions& global) {
                           "FASTA file (incompatible with -subject)");
   general->add_option("--dbsize", o.dbsize,
                       "Effective length of the database for the statistics (0: its actual length)");
+  o.searchsp_opt = general->add_option(
+      "--searchsp", o.searchsp,
+      "Effective length of the search space (0: computed); given at all, E-values are Karlin-Altschul's "
+      "over it, as blastp's");
   general->add_option("--out", o.out, "Output file name ('-' is stdout); never left partial on error")
       ->capture_default_str();
   general->add_option("--evalue", o.evalue, "Expectation value (E) threshold for saving hits")

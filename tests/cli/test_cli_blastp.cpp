@@ -342,6 +342,22 @@ TEST_F(BlastpCli, CompositionBasedStatsSameAsBlastp) {
   expect_same_as_blastp("-query " + globins + " -subject " + globins + " -outfmt 0 -seg yes");
 }
 
+// -searchsp: given at all, blastp switches to the old statistics (Karlin-Altschul E-values over the
+// effective search space, the hit-saving cutoff from them, no 5 x preliminary E-value with
+// -comp_based_stats 2 and 3, Karlin blocks without the Gumbel parameters); a non-zero value replaces the
+// effective search space (blastp then ignores -dbsize); 0 keeps the computed one.
+TEST_F(BlastpCli, SearchSpaceSameAsBlastp) {
+  if (!have_blast_tools()) GTEST_SKIP() << "blastp / makeblastdb not installed";
+  const std::string db = "-query " + q5 + " -db " + make_blast_db();
+  expect_same_as_blastp(db + " -outfmt 6 -comp_based_stats 0 -searchsp 1000000000");
+  expect_same_as_blastp(db + " -outfmt 6 -searchsp 50000 -max_target_seqs 20");
+  expect_same_as_blastp(db + " -outfmt 0 -searchsp 0");
+  expect_same_as_blastp(db + " -outfmt 7 -comp_based_stats 3 -searchsp 123456789012 -dbsize 999");
+  const std::string all = "-query " + globins + " -subject " + globins;
+  expect_same_as_blastp(all + " -outfmt 0 -comp_based_stats 1 -searchsp 20000000 -max_target_seqs 3");
+  expect_same_as_blastp(all + " -outfmt 6 -comp_based_stats 0 -searchsp 0 -dbsize 5000000");
+}
+
 // Query splitting: blastp searches a query batch of 19,800 residues or more in overlapping chunks and merges
 // the chunks' preliminary hits (src/blast/split.hpp). The queries are mutated stretches (15 % substitutions,
 // a fixed generator) of the database's sequences back to back, so that many hits lie across chunk
@@ -572,6 +588,7 @@ TEST_F(BlastpCli, UsageErrors) {
   expect_error(dir, s + " -outfmt 6 -qcov_hsp_perc 100.5", 2, "-qcov_hsp_perc 100.5: must be from 0 to 100");
   expect_error(dir, s + " -outfmt 6 -qcov_hsp_perc -1", 2, "-qcov_hsp_perc -1: must be from 0 to 100");
   expect_error(dir, s + " -outfmt 6 -dbsize -5", 2, "-dbsize -5: must be >= 0");
+  expect_error(dir, s + " -outfmt 6 -searchsp -1", 2, "-searchsp -1: must be >= 0");
   // Options accepted only where they change nothing here.
   expect_error(dir, s + " -outfmt 6 -soft_masking maybe", 2, "-soft_masking maybe: expected true or false");
   expect_error(dir, s + " -outfmt 6 -soft_masking true -seg yes", 2, "-soft_masking true with -seg");
