@@ -98,8 +98,7 @@ enum class ScreenStep : std::uint8_t { kEmpty = 0, kFull = 1, kRedo = 2 };
 // One extension of the screen: hsp's gapped start, then its preliminary extension (restricted or not)
 // stopped once it reaches the cutoff. Returns the score (a lower bound when >= params.cutoff) or
 // kScreenOverflow.
-// The screen functions take the DP column as an xdrop::FlatColumn or xdrop::RingColumn (the GPU's), or as a
-// flat column of `capacity` cells.
+// The screen functions take the DP column as an xdrop::FlatColumn or xdrop::RingColumn (the GPU's).
 template <class Col>
 WS_BLAST_HD inline int screen_extension(const std::uint8_t* query, int query_length,
                                         const std::uint8_t* subject, int subject_length,
@@ -114,21 +113,13 @@ WS_BLAST_HD inline int screen_extension(const std::uint8_t* query, int query_len
     return kScreenOverflow;
   return g.score;
 }
-WS_BLAST_HD inline int screen_extension(const std::uint8_t* query, int query_length,
-                                        const std::uint8_t* subject, int subject_length,
-                                        const std::int8_t* table, const UngappedHsp& hsp,
-                                        const ScreenParams& params, bool restricted, XdropCell* col,
-                                        int capacity) {
-  return screen_extension(query, query_length, subject, subject_length, table, hsp, params, restricted,
-                          xdrop::FlatColumn{col, capacity});
-}
 
 // The screen for one (query, subject): `hsps` are the pair's `count` saved ungapped HSPs in
 // sort_ungapped_hsps order, `table` the 32 x 32 score table (ScoringMatrix::row(0) of the context's
-// scoring()), `col` a DP column of `capacity` cells (xdrop.hpp). Returns kEmpty when every extension the
+// scoring()), `col` the DP column (xdrop.hpp: flat or ring). Returns kEmpty when every extension the
 // stage runs stays below the cutoff: preliminary_hsps then returns nothing, and *counts hold exactly what
 // it adds to SearchCounts::gapped_extensions / ::redone_subjects. Returns kFull as soon as an extension
-// reaches the cutoff or a DP needs more than `capacity` cells (*counts then hold the work done so far).
+// reaches the cutoff or a DP the column cannot hold (*counts then hold the work done so far).
 template <class Col>
 WS_BLAST_HD inline ScreenResult screen_preliminary(const std::uint8_t* query, int query_length,
                                                    const std::uint8_t* subject, int subject_length,
@@ -157,14 +148,6 @@ WS_BLAST_HD inline ScreenResult screen_preliminary(const std::uint8_t* query, in
   }
   *counts = c;
   return result;
-}
-WS_BLAST_HD inline ScreenResult screen_preliminary(const std::uint8_t* query, int query_length,
-                                                   const std::uint8_t* subject, int subject_length,
-                                                   const std::int8_t* table, const UngappedHsp* hsps,
-                                                   int count, const ScreenParams& params, XdropCell* col,
-                                                   int capacity, ScreenCounts* counts) {
-  return screen_preliminary(query, query_length, subject, subject_length, table, hsps, count, params,
-                            xdrop::FlatColumn{col, capacity}, counts);
 }
 
 // The sequential loop's decision over one pass's `count` scores, in HSP order (see above); *redo_at is the
@@ -207,14 +190,6 @@ WS_BLAST_HD inline ScreenResult screen_split(const std::uint8_t* query, int quer
   }
   *counts = c;
   return step == ScreenStep::kEmpty ? ScreenResult::kEmpty : ScreenResult::kFull;
-}
-WS_BLAST_HD inline ScreenResult screen_split(const std::uint8_t* query, int query_length,
-                                             const std::uint8_t* subject, int subject_length,
-                                             const std::int8_t* table, const UngappedHsp* hsps, int count,
-                                             const ScreenParams& params, XdropCell* col, int capacity,
-                                             int* scores, ScreenCounts* counts) {
-  return screen_split(query, query_length, subject, subject_length, table, hsps, count, params,
-                      xdrop::FlatColumn{col, capacity}, scores, counts);
 }
 
 }  // namespace warpsearch::blast

@@ -364,7 +364,7 @@ void check_pair(const QueryContext& c, const Seq& subject, const std::vector<Ung
   ScreenResult verdict = ScreenResult::kEmpty;
   with_guarded_column(s_len + 1, [&](XdropCell* col, int cap) {
     verdict = screen_preliminary(c.query().data(), q_len, subject.data(), s_len, c.scoring().row(0),
-                                 hsps.data(), count, params, col, cap, &counts);
+                                 hsps.data(), count, params, xdrop::FlatColumn{col, cap}, &counts);
     return true;
   });
   const Reference ref = reference_screen(c, subject, hsps, 0);
@@ -422,9 +422,9 @@ void check_pair(const QueryContext& c, const Seq& subject, const std::vector<Ung
     ScreenResult seq = ScreenResult::kEmpty, split = ScreenResult::kFull;
     with_guarded_column(cap, [&](XdropCell* col, int n) {
       seq = screen_preliminary(c.query().data(), q_len, subject.data(), s_len, c.scoring().row(0),
-                               hsps.data(), count, params, col, n, &seq_counts);
+                               hsps.data(), count, params, xdrop::FlatColumn{col, n}, &seq_counts);
       split = screen_split(c.query().data(), q_len, subject.data(), s_len, c.scoring().row(0), hsps.data(),
-                           count, params, col, n, scores.data(), &split_counts);
+                           count, params, xdrop::FlatColumn{col, n}, scores.data(), &split_counts);
       return true;
     });
     ASSERT_EQ(split, seq) << "capacity " << cap;
@@ -438,8 +438,9 @@ void check_pair(const QueryContext& c, const Seq& subject, const std::vector<Ung
   ScreenCounts small_counts;
   ScreenResult small_verdict = ScreenResult::kEmpty;
   with_guarded_column(small, [&](XdropCell* col, int cap) {
-    small_verdict = screen_preliminary(c.query().data(), q_len, subject.data(), s_len, c.scoring().row(0),
-                                       hsps.data(), count, params, col, cap, &small_counts);
+    small_verdict =
+        screen_preliminary(c.query().data(), q_len, subject.data(), s_len, c.scoring().row(0), hsps.data(),
+                           count, params, xdrop::FlatColumn{col, cap}, &small_counts);
     return true;
   });
   const Reference small_ref = reference_screen(c, subject, hsps, small);
