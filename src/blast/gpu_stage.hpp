@@ -27,7 +27,8 @@
 // instead of clearing between subjects) in shared memory; the 32 lanes look up 32 consecutive subject words,
 // a warp scan spreads their hits over the lanes in subject order, and hits on the same diagonal slot within
 // a round are applied in subject order (__match_any_sync), so every diagonal sees its hits exactly in the
-// order the CPU applies them; extensions run inline (extend_two_hit_raw, the CPU's code). Saved HSPs are
+// order the CPU applies them; each extension is computed by the whole warp, 32 positions at a time
+// (cuda/two_hit_warp.cuh, with extend_two_hit_raw's result: a GPU test compares them). Saved HSPs are
 // appended to one buffer, sorted by (subject, query) with CUB's radix sort, grouped with CUB's run-length
 // encoding; one thread per pair sorts its HSPs, then screen_preliminary's split form runs (screen_split:
 // one thread per HSP extension with its DP column a ring in shared memory, where a band wider than the ring

@@ -1,8 +1,9 @@
 // gpu_stage.cu: GpuStage (gpu_stage.hpp), blastp's seed stages on one CUDA device.
 //
 //   scan_kernel     one warp per (query, subject): word lookups, the two-hit rule on a diagonal table in
-//                   shared memory, inline ungapped extensions (extend_two_hit_raw), saved HSPs appended to
-//                   one buffer keyed by (subject << 32 | query)
+//                   shared memory, ungapped extensions each computed by the whole warp (two_hit_warp.cuh,
+//                   extend_two_hit_raw's result), saved HSPs appended to one buffer keyed by
+//                   (subject << 32 | query)
 //   gather_kernel   one thread per (query, subject) run after CUB's radix sort + run-length encoding: the
 //                   pair's HSPs gathered in sort_ungapped_hsps order
 //   extend_kernel   one thread per HSP: its screen extension (prelim_screen.hpp's split form, pass 0 in the
@@ -30,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "blast/cuda/two_hit_warp.cuh"
 #include "blast/gpu_stage.hpp"
 #include "blast/prelim_screen.hpp"
 #include "blast/two_hit.hpp"
@@ -192,39 +194,52 @@ __global__ void scan_kernel(DevQuery q, std::int32_t short_limit, std::uint32_t 
             const unsigned peers = __match_any_sync(pending, slot);
             go = __ffs(static_cast<int>(peers)) - 1 == lane;
           }
+          // TwoHitFinder::hit on entry (last << 1 | flag): the lanes going now hold distinct slots, so
+          // their updates commute; those that need an extension get it below, one after another, each
+          // computed by the whole warp.
+          bool extend = false;
+          std::int32_t diff = 0;
           if (go) {
-            // TwoHitFinder::hit on entry (last << 1 | flag).
             const std::int32_t e = diag[slot];
             const std::int32_t last = e >> 1;
             const std::int32_t shifted = s_hit + off;
             if (e & 1) {
               if (shifted >= last) diag[slot] = static_cast<Entry>(shifted * 2);
             } else {
-              const std::int32_t diff = shifted - last;
+              diff = shifted - last;
               if (diff >= window || (diff >= word_size && q_off - diff < 0)) {
                 diag[slot] = static_cast<Entry>(shifted * 2);
               } else if (diff >= word_size) {
-                const TwoHitExtension x =
-                    extend_two_hit_raw(q.residues, q.length, subject, n, table, s_hit - diff + word_size,
-                                       s_hit, q_off, q.x_dropoff, word_size);
-                ++n_ext;
-                if (x.score >= q.cutoff) {
-                  ++n_saved;
-                  const unsigned long long at = atomicAdd(hsp_count, 1ull);
-                  if (at < hsp_capacity) {
-                    keys[at] = (static_cast<std::uint64_t>(si) << 32) | query_index;
-                    hsps[at] = UngappedHsp{x.score,
-                                           x.query_start,
-                                           x.query_start + x.length,
-                                           x.subject_start,
-                                           x.subject_start + x.length,
-                                           q_off,
-                                           s_hit};
-                  }
-                }
-                diag[slot] = static_cast<Entry>(
-                    x.right_extended ? (x.subject_last - (word_size - 1) + off) * 2 + 1 : shifted * 2);
+                extend = true;
               }
+            }
+          }
+          for (unsigned todo = __ballot_sync(kFullMask, extend); todo != 0; todo &= todo - 1) {
+            const int src = __ffs(static_cast<int>(todo)) - 1;
+            const std::int32_t x_hit = __shfl_sync(kFullMask, s_hit, src);
+            const std::int32_t x_q = __shfl_sync(kFullMask, q_off, src);
+            const std::int32_t x_diff = __shfl_sync(kFullMask, diff, src);
+            const TwoHitExtension x = warp_two_hit::extend_two_hit_warp(
+                q.residues, q.length, subject, n, table, x_hit - x_diff + word_size, x_hit, x_q, q.x_dropoff,
+                word_size, lane);
+            if (lane == src) {
+              ++n_ext;
+              if (x.score >= q.cutoff) {
+                ++n_saved;
+                const unsigned long long at = atomicAdd(hsp_count, 1ull);
+                if (at < hsp_capacity) {
+                  keys[at] = (static_cast<std::uint64_t>(si) << 32) | query_index;
+                  hsps[at] = UngappedHsp{x.score,
+                                         x.query_start,
+                                         x.query_start + x.length,
+                                         x.subject_start,
+                                         x.subject_start + x.length,
+                                         q_off,
+                                         s_hit};
+                }
+              }
+              diag[slot] = static_cast<Entry>(
+                  x.right_extended ? (x.subject_last - (word_size - 1) + off) * 2 + 1 : (s_hit + off) * 2);
             }
           }
           __syncwarp();
