@@ -105,7 +105,28 @@ std::vector<std::string_view> split_blanks(std::string_view text) {
   return words;
 }
 
-// The first whitespace-delimited token of a defline (blastp's id without -parse_deflines).
+// Coverage percentage: (int)(x + 0.5) below 99 %, truncated from 99 % on.
+int coverage_percent(int covered, int length) {
+  if (length <= 0) return 0;
+  double x = 100.0 * static_cast<double>(covered) / static_cast<double>(length);
+  if (x < 99) x += 0.5;
+  return static_cast<int>(x);
+}
+
+// Query residues covered by the union of [q_start, q_end) over the given HSPs.
+int union_coverage(std::vector<std::pair<int, int>> ranges) {
+  std::sort(ranges.begin(), ranges.end());
+  int covered = 0, end = -1;
+  for (const auto& [b, e] : ranges) {
+    const int start = std::max(b, end);
+    if (e > start) covered += e - start;
+    end = std::max(end, e);
+  }
+  return covered;
+}
+
+}  // namespace
+
 std::string_view defline_id(std::string_view defline) {
   std::size_t i = 0;
   while (i < defline.size() && is_blank(defline[i])) ++i;
@@ -119,21 +140,6 @@ std::string_view trim_right(std::string_view text) {
   return text;
 }
 
-// Coverage percentage: (int)(x + 0.5) below 99 %, truncated from 99 % on.
-int coverage_percent(int covered, int length) {
-  if (length <= 0) return 0;
-  double x = 100.0 * static_cast<double>(covered) / static_cast<double>(length);
-  if (x < 99) x += 0.5;
-  return static_cast<int>(x);
-}
-
-// What one HSP's edit script gives.
-struct HspStats {
-  int length = 0, nident = 0, positive = 0, gaps = 0, gap_opens = 0;
-  std::string qseq, sseq, btop;
-};
-
-// Positives: BLAST's formatter rule for protein (display_matrix.hpp); other alphabets: a score above zero.
 HspStats hsp_stats(const TabularHsp& hsp, Residues query, Residues subject, const ScoringMatrix& matrix,
                    const DisplayMatrix* display) {
   const Alphabet alpha(matrix.alphabet());
@@ -196,20 +202,6 @@ HspStats hsp_stats(const TabularHsp& hsp, Residues query, Residues subject, cons
   if (qi != static_cast<std::size_t>(hsp.q_end) || si != static_cast<std::size_t>(hsp.s_end)) throw bad();
   return st;
 }
-
-// Query residues covered by the union of [q_start, q_end) over the given HSPs.
-int union_coverage(std::vector<std::pair<int, int>> ranges) {
-  std::sort(ranges.begin(), ranges.end());
-  int covered = 0, end = -1;
-  for (const auto& [b, e] : ranges) {
-    const int start = std::max(b, end);
-    if (e > start) covered += e - start;
-    end = std::max(end, e);
-  }
-  return covered;
-}
-
-}  // namespace
 
 std::string_view field_name(TabularField field) { return info(field).name; }
 std::string_view field_description(TabularField field) { return info(field).description; }

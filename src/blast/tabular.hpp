@@ -198,5 +198,20 @@ std::string subject_database_label(std::string_view subject_path);
 
 // A FASTA defline as blastp's FASTA reader keeps it: up to its first control character (a tab ends it).
 std::string_view fasta_defline(std::string_view defline);
+// The first blank-delimited token of a defline (blastp's id without -parse_deflines).
+std::string_view defline_id(std::string_view defline);
+// The text without its trailing blanks (spaces and tabs).
+std::string_view trim_right(std::string_view text);
+
+// What one HSP's edit script gives: alignment length, identities (equal residue codes), positives (protein:
+// display's rule, display_matrix.hpp; without a display matrix, a score above zero), gap letters, gap opens,
+// the aligned letters ('-' in gaps) and the BTOP string. Throws Error(kInternal) when the script does not
+// match the HSP's coordinates or the sequences.
+struct HspStats {
+  int length = 0, nident = 0, positive = 0, gaps = 0, gap_opens = 0;
+  std::string qseq, sseq, btop;
+};
+HspStats hsp_stats(const TabularHsp& hsp, Residues query, Residues subject, const ScoringMatrix& matrix,
+                   const DisplayMatrix* display);
 
 }  // namespace warpsearch::blast
