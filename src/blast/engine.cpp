@@ -231,6 +231,10 @@ std::optional<ParsedSubjectIds> parsed_subject_ids(const std::vector<BlastDeflin
   const BlastSeqId* best = first.best_id();
   ids.accver = best == nullptr ? std::string("Unknown") : best->content(true);
   ids.title = first.tabular_title();
+  ids.plain_title = first.title;
+  ids.xml_accession = best != nullptr && best->kind == SeqIdKind::kGeneral
+                          ? (best->numeric ? std::to_string(best->number) : best->name)
+                          : ids.acc;
   ids.report_line = first.report_line();
   ids.report_id = first.report_id();
   for (std::size_t k = 0; k < set.size(); ++k) {

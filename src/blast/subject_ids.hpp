@@ -22,6 +22,10 @@ struct ParsedSubjectIds {
   std::string report_line;  // -outfmt 0: the description row's and the ">" line's text (accession, title)
   std::string report_id;    // that accession ("" when the line is the title alone): the ">" line wraps
                             // the title after it as if it stood alone
+  // -outfmt 5 (xml.hpp): Hit_def, the first defline's title as stored ("" when untitled), and
+  // Hit_accession, the best id's label (sacc, except a general id's tag alone: "id7" of "gnl|db|id7").
+  std::string plain_title;
+  std::string xml_accession;
 
   friend bool operator==(const ParsedSubjectIds&, const ParsedSubjectIds&) = default;
 };

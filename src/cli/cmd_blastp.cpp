@@ -42,6 +42,7 @@
 #include "blast/pairwise.hpp"
 #include "blast/search.hpp"
 #include "blast/tabular.hpp"
+#include "blast/xml.hpp"
 #include "cli/commands.hpp"
 #include "core/blast_db.hpp"
 #include "dist/bytes.hpp"
@@ -263,6 +264,18 @@ class ReportWriter {
     in >> number;
     if (number == "0") {
       pairwise_.emplace(*setup.matrix, pairwise_options(setup));
+    } else if (number == "5") {
+      if (in >> number)
+        throw Error(ErrorKind::kUsage, fmt::format("-outfmt '{}': format 5 (XML) takes no field list", spec));
+      blast::XmlOptions options;
+      options.subject_mode = setup.subject_mode;
+      options.database = setup.target;
+      options.evalue = setup.search->evalue;
+      options.gaps = setup.search->gaps;
+      options.seg = setup.search->seg;
+      options.database_sequences = setup.totals.sequences;
+      options.database_letters = setup.totals.length;
+      xml_.emplace(*setup.matrix, std::move(options));
     } else if (number == "6" || number == "7" || number == "10") {
       blast::TabularOptions options;
       options.subject_mode = setup.subject_mode;
@@ -272,24 +285,35 @@ class ReportWriter {
     } else {
       throw Error(
           ErrorKind::kUsage,
-          fmt::format("-outfmt '{}': supported formats are 0 (pairwise), 6 (tabular), 7 (tabular with "
-                      "comment lines) and 10 (comma-separated), with an optional field list for 6, 7 and 10",
-                      spec));
+          fmt::format(
+              "-outfmt '{}': supported formats are 0 (pairwise), 5 (XML), 6 (tabular), 7 (tabular "
+              "with comment lines) and 10 (comma-separated), with an optional field list for 6, 7 and 10",
+              spec));
     }
   }
 
-  std::string header() const { return pairwise_ ? pairwise_->header() : std::string(); }
+  // Before the first query's results; the XML preamble names the first query (its defline and length).
+  std::string header(std::string_view first_defline, std::size_t first_length) const {
+    if (xml_) return xml_->header(first_defline, first_length);
+    return pairwise_ ? pairwise_->header() : std::string();
+  }
   std::string footer(std::size_t queries) const {
+    if (xml_) return xml_->footer();
     return pairwise_ ? pairwise_->footer() : tabular_->footer(queries);
   }
 
-  // One batch's output in query order: each query's hits with their subjects.
-  std::string batch(const std::vector<blast::BlastpQuery>& queries,
-                    const blast::BlastpRunResult& result) const {
+  // One batch's output in query order: each query's hits with their subjects. first: the 0-based number of
+  // the batch's first query in the query file.
+  std::string batch(const std::vector<blast::BlastpQuery>& queries, const blast::BlastpRunResult& result,
+                    std::uint64_t first) const {
     std::string text;
     for (std::size_t q = 0; q < queries.size(); ++q) {
-      // The writers take this query's subjects as a list; hits refer to them by index (SubjectHits::oid).
       const blast::BlastpQueryResult& r = result.queries[q];
+      if (xml_) {
+        text += xml_query(queries[q], r, result, first + q + 1);
+        continue;
+      }
+      // The writers take this query's subjects as a list; hits refer to them by index (SubjectHits::oid).
       std::vector<const blast::BlastpSubject*> subjects;
       std::vector<std::string> unnamed_ids;  // blastp's "Subject_N" of a -subject record without a name
       std::vector<blast::SubjectHits> hits = r.hits;
@@ -391,7 +415,50 @@ class ReportWriter {
     return pairwise_->query(q, subject_hits);
   }
 
+  // -outfmt 5: the subjects as blastp's XML names them (xml.hpp): a -subject record by its first token, its
+  // defline and "Subject_N" (a record without a name: "unnamed", "unnamed protein product"); a database made
+  // with -parse_seqids by its stored ids, title and accession; any other database's subject by its ordinal
+  // ("gnl|BL_ORD_ID|<oid>"), its stored title and the ordinal.
+  std::string xml_query(const blast::BlastpQuery& query, const blast::BlastpQueryResult& r,
+                        const blast::BlastpRunResult& result, std::uint64_t number) const {
+    std::vector<blast::XmlSubjectHits> subjects;
+    for (const blast::SubjectHits& list : r.hits) {
+      const blast::BlastpSubject& s = result.subjects.at(list.oid);
+      blast::XmlSubjectHits x;
+      x.subject.residues = s.residues;
+      if (subject_mode_) {
+        x.subject.id = std::string(blast::defline_id(s.defline));
+        x.subject.def = std::string(blast::trim_right(blast::fasta_defline(s.defline)));
+        if (x.subject.id.empty()) {
+          x.subject.id = "unnamed";
+          x.subject.def = "unnamed protein product";
+        }
+        x.subject.accession = fmt::format("Subject_{}", list.oid + 1);
+      } else if (s.ids) {
+        x.subject.id = s.ids->seqid;
+        x.subject.def = s.ids->plain_title;
+        x.subject.accession = s.ids->xml_accession;
+      } else {
+        x.subject.id = fmt::format("gnl|BL_ORD_ID|{}", list.oid);
+        x.subject.def = s.defline;
+        x.subject.accession = std::to_string(list.oid);
+      }
+      for (const blast::TabularHit& h : blast::tabular_hits({list})) x.hsps.push_back(h.hsp);
+      subjects.push_back(std::move(x));
+    }
+    blast::XmlQuery q;
+    q.number = number;
+    q.defline = query.defline;
+    q.residues = query.residues;
+    q.mask = r.setup.mask;
+    q.gapped = r.setup.gapped;
+    q.length_adjustment = r.setup.lengths.length_adjustment;
+    q.search_space = r.setup.lengths.search_space;
+    return xml_->query(q, subjects);
+  }
+
   bool subject_mode_ = false;
+  std::optional<blast::XmlWriter> xml_;
   std::optional<blast::TabularWriter> tabular_;
   std::optional<blast::PairwiseWriter> pairwise_;
 };
@@ -619,7 +686,7 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
     } else if (o.num_descriptions_opt->count() > 0) {
       if (!global.quiet)
         fmt::print(stderr,
-                   "warpsearch: warning: -num_descriptions is ignored for tabular output formats; use "
+                   "warpsearch: warning: -num_descriptions is ignored for output formats > 4; use "
                    "-max_target_seqs (as blastp warns)\n");
       if (o.num_alignments_opt->count() == 0) kept = o.max_target_seqs;
     }
@@ -635,8 +702,7 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
     const std::string name = opt->get_lnames().front();
     if (!pairwise) {
       if (!global.quiet)
-        fmt::print(stderr,
-                   "warpsearch: warning: -{} is ignored for tabular output formats (as blastp warns)\n",
+        fmt::print(stderr, "warpsearch: warning: -{} is ignored for output formats > 4 (as blastp warns)\n",
                    name);
     } else if (name == "sorthits") {  // blastp's report then has more description columns, even with 0
       throw Error(ErrorKind::kUsage, "-sorthits with -outfmt 0 is not supported");
@@ -647,7 +713,7 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
   }
   if (o.line_length_opt->count() > 0 && !pairwise && !global.quiet)
     fmt::print(stderr,
-               "warpsearch: warning: -line_length is not applicable to tabular output formats (as blastp "
+               "warpsearch: warning: -line_length is not applicable to output formats > 4 (as blastp "
                "warns)\n");
   if (o.threshold_opt->count() > 0) report.threshold_text = fmt::format("{}", o.threshold);
   // Output first (an unwritable path fails before any work), then the subject totals, then the queries.
@@ -681,7 +747,7 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
     if (!more) throw Error(ErrorKind::kInput, "the query file holds no sequences", reader->path());
   });
   std::uint64_t queries = 0, hits = 0;
-  if (out) out->write(writer->header());
+  if (out) out->write(writer->header(defline_of(seq), seq.length()));
   // Reads the next batch of queries (every rank reads every batch). A batch ends at one of BLAST+'s
   // query-batch boundaries (blastp_query_batches: a batch closes when it holds >= 10000 residues), once it
   // has kBatchQueries queries or kBatchResidues residues, so the composition-based redo sees BLAST's
@@ -748,7 +814,7 @@ void run_blastp(const BlastpCliOptions& o, const GlobalOptions& global) {
           "last seeds {:.3f}\n",
           t.devices_at, t.stages_at, t.read_at, t.seeds_at);
     }
-    b.text = writer->batch(batch, result);
+    b.text = writer->batch(batch, result, first);
     for (std::size_t q = 0; q < result.queries.size(); ++q) {
       for (const blast::SubjectHits& list : result.queries[q].hits) b.hsps += list.hsps.size();
       // blastp warns the same way and reports the query without hits.
@@ -976,7 +1042,8 @@ void register_blastp(CLI::App& app, const GlobalOptions& global) {
   formatting
       ->add_option(
           "--outfmt", o.outfmt,
-          "Alignment view: 0 = pairwise, 6 = tabular, 7 = tabular with comment lines, 10 = comma-separated; "
+          "Alignment view: 0 = pairwise, 5 = XML (BLAST XML, NCBI_BlastOutput.dtd), 6 = tabular, 7 = tabular "
+          "with comment lines, 10 = comma-separated; "
           "6, 7 and 10 may be followed by delim=TEXT and field names (\"6 qseqid sseqid evalue\", \"7 std "
           "qlen\", \"6 delim=; std\")")
       ->capture_default_str();
@@ -1013,7 +1080,7 @@ void register_blastp(CLI::App& app, const GlobalOptions& global) {
       "results.\n"
       "Under mpirun/srun the database (or with --mpi-split queries the query batches) is split over the\n"
       "ranks and rank 0 writes the same output (docs/MPI.md).\n"
-      "Not implemented: -outfmt 1-5, 8, 9 and 11-18, -html, -remote, -parse_deflines, seqid and\n"
+      "Not implemented: -outfmt 1-4, 8, 9 and 11-18, -html, -remote, -parse_deflines, seqid and\n"
       "taxonomy lists, culling, -ungapped and the other options blastp -help lists but this help does not.\n"
       "Examples:\n"
       "  warpsearch blastp -query q.fa -db swissprot -outfmt 6 -evalue 1e-5 -num_threads 8 -out hits.tsv\n"

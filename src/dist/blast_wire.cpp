@@ -208,8 +208,9 @@ Bytes encode_scan_part(const blast::BlastpScanPart& part) {
     w.integer(std::uint64_t{subject.ids.has_value()});
     if (subject.ids) {
       const blast::ParsedSubjectIds& ids = *subject.ids;
-      for (const std::string* t : {&ids.seqid, &ids.all_seqids, &ids.acc, &ids.accver, &ids.all_accs,
-                                   &ids.title, &ids.all_titles, &ids.report_line, &ids.report_id})
+      for (const std::string* t :
+           {&ids.seqid, &ids.all_seqids, &ids.acc, &ids.accver, &ids.all_accs, &ids.title, &ids.all_titles,
+            &ids.report_line, &ids.report_id, &ids.plain_title, &ids.xml_accession})
         w.str(*t);
     }
   }
@@ -235,8 +236,9 @@ blast::BlastpScanPart decode_scan_part(std::span<const std::uint8_t> message) {
     subject.residues = r.bytes();
     if (r.integer<std::uint64_t>() != 0) {
       blast::ParsedSubjectIds& ids = subject.ids.emplace();
-      for (std::string* t : {&ids.seqid, &ids.all_seqids, &ids.acc, &ids.accver, &ids.all_accs, &ids.title,
-                             &ids.all_titles, &ids.report_line, &ids.report_id})
+      for (std::string* t :
+           {&ids.seqid, &ids.all_seqids, &ids.acc, &ids.accver, &ids.all_accs, &ids.title, &ids.all_titles,
+            &ids.report_line, &ids.report_id, &ids.plain_title, &ids.xml_accession})
         *t = r.str();
     }
     part.subjects.emplace_back(oid, std::move(subject));

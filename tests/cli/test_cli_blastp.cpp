@@ -327,6 +327,31 @@ TEST_F(BlastpCli, ParseSeqidsDatabaseSameAsBlastp) {
   expect_same_as_blastp(args + "'6 qseqid sseqid sacc saccver sallseqid sallacc stitle salltitles evalue'");
   expect_same_as_blastp(args + "7");
   expect_same_as_blastp(args + "0");
+  expect_same_as_blastp(args + "5");  // XML: Hit_id the ids, Hit_def the title, Hit_accession the accession
+}
+
+// -outfmt 5 (XML, src/blast/xml.hpp): a database made without -parse_seqids (Hit_id gnl|BL_ORD_ID|N), with
+// composition-based statistics 0 and 2, -seg (X in Hsp_qseq, "L;"), -max_target_seqs / -max_hsps, E-value
+// thresholds printed as %g; -subject (Subject_N accessions, empty BlastOutput_db, db-num 0); queries with
+// XML specials and a Latin-1 letter in their deflines, one without a defline ("unnamed protein product"),
+// an empty one ("Sequence contains no data", statistics -1) and one without hits.
+TEST_F(BlastpCli, XmlSameAsBlastp) {
+  if (!have_blast_tools()) GTEST_SKIP() << "blastp / makeblastdb not installed";
+  const std::string blast_db = make_blast_db();
+  const std::string db = "-query " + q5 + " -db " + blast_db + " -outfmt 5";
+  expect_same_as_blastp(db + " -comp_based_stats 0 -evalue 1e-5");
+  expect_same_as_blastp(db + " -evalue 0.0025 -max_target_seqs 7 -max_hsps 2");
+  expect_same_as_blastp(db + " -comp_based_stats 1 -seg yes -evalue 1000");
+  expect_same_as_blastp("-query " + globins + " -subject " + globins + " -outfmt 5 -evalue 1e-3");
+  expect_same_as_blastp("-query " + globins + " -subject " + globins +
+                        " -outfmt 5 -comp_based_stats 0 -seg yes");
+  const std::string globin = first_records(tdata("prot/globins45.fa"), 2);
+  const std::string body = globin.substr(globin.find('\n') + 1);
+  write_file(dir / "q_xml.fa", ">odd A&B <x> \"y\" it's caf\xc3\xa9 au lait \n" + body + ">\n" + body +
+                                   ">empty one\n>none\nWWWWWWWWWW\n" + globin);
+  const std::string special = "-query " + shell_quote(dir / "q_xml.fa") + " -outfmt 5";
+  expect_same_as_blastp(special + " -db " + blast_db);
+  expect_same_as_blastp(special + " -subject " + globins + " -comp_based_stats 0");
 }
 
 // Composition-based statistics: blastp's default (mode 2, no -comp_based_stats given), mode 1 and mode 3,
@@ -598,7 +623,8 @@ TEST_F(BlastpCli, UsageErrors) {
   expect_error(dir, s + " -outfmt 6 -sorthits 5", 2, "-sorthits 5: must be from 0 to 4");
   expect_error(dir, s + " -outfmt 0 -sorthsps 2", 2, "-sorthsps 2: only the default order (0)");
   expect_error(dir, s + " -outfmt 0 -sorthits 0", 2, "-sorthits with -outfmt 0 is not supported");
-  expect_error(dir, s + " -outfmt 5", 2, "supported formats are 0");
+  expect_error(dir, s + " -outfmt 4", 2, "supported formats are 0 (pairwise), 5 (XML)");
+  expect_error(dir, s + " -outfmt '5 qseqid'", 2, "format 5 (XML) takes no field list");
   expect_error(dir, s + " -outfmt '6 qseqid nosuchfield'", 2, "nosuchfield");
   expect_error(dir, q + " -subject " + globins + " -outfmt 6 -comp_based_stats 9", 2, "-comp_based_stats 9");
   expect_error(dir, s + " -outfmt 6 -seg maybe", 2, "-seg maybe");

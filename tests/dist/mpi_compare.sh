@@ -81,9 +81,9 @@ mpi 5 hmmsearch "${hmm_opts[@]}" models.hmm tiny.fa >/dev/null || fail "hmmsearc
 keep t5
 for f in "${hmm_files[@]}"; do same "t1/$f" "t5/$f" "hmmsearch -n 5, 2 sequences (empty shards)"; done
 
-# --- blastp: outfmt 6, 7, 0; default composition-based statistics and -comp_based_stats 0; -db and -subject
+# --- blastp: outfmt 6, 7, 0, 5; default composition-based statistics and -comp_based_stats 0; -db and -subject
 for db in "${dbs[@]}"; do
-  for fmt in 6 7 0; do
+  for fmt in 6 7 0 5; do
     for cbs in 2 0; do
       args=(blastp -query queries.fa -db "$db" -outfmt "$fmt" -comp_based_stats "$cbs" -evalue 10)
       "$ws" -q "${args[@]}" -num_threads 2 -out "b1-$db-$fmt-$cbs.txt"
@@ -99,7 +99,7 @@ done
 mpi 3 blastp -query queries.fa -subject db.fa -outfmt 6 -max_target_seqs 5 -out s3.txt || fail "blastp -subject"
 same s1.txt s3.txt "blastp -subject -max_target_seqs 5 -n 3"
 # Query split: batches of queries round robin over the ranks (many short real queries: several batches).
-for fmt in 6 0; do
+for fmt in 6 0 5; do
   "$ws" -q blastp -query queries.fa -db packed -outfmt "$fmt" -out "bq1-$fmt.txt"
   mpi 3 --mpi-split queries blastp -query queries.fa -db packed -outfmt "$fmt" -out "bq3-$fmt.txt" ||
     fail "blastp queries -n 3"
@@ -115,6 +115,11 @@ if [[ -f $testdata/prot/mmseqs_DB20k.fasta ]]; then
       fail "blastp queries -n $n (many)"
     same m1.txt "m$n.txt" "blastp --mpi-split queries -n $n, 2400 queries"
   done
+  # XML: every rank numbers its batches' queries (Iteration_iter-num, Query_N) as one process does.
+  "$ws" -q blastp -query many.fa -db packed -outfmt 5 -comp_based_stats 0 -out x1.txt
+  mpi 3 --mpi-split queries blastp -query many.fa -db packed -outfmt 5 -comp_based_stats 0 -out x3.txt ||
+    fail "blastp queries -n 3 (many, XML)"
+  same x1.txt x3.txt "blastp --mpi-split queries -n 3, 2400 queries, XML"
 fi
 "$ws" blastp -query queries.fa -db tiny.fa -outfmt 7 > e1.txt
 mpi 4 blastp -query queries.fa -db tiny.fa -outfmt 7 > e4.txt || fail "blastp empty shards"

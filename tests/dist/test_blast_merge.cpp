@@ -215,6 +215,8 @@ TEST(BlastWire, TruncatedPartIsAProtocolError) {
                                                                "Hemoglobin alpha",
                                                                "Hemoglobin alpha<>hemoglobin subunit alpha",
                                                                "P69905 Hemoglobin alpha",
+                                                               "P69905",
+                                                               "Hemoglobin alpha",
                                                                "P69905"};
   const Bytes parsed_msg = encode_scan_part(parsed);
   expect_same_part(decode_scan_part(parsed_msg), parsed);
