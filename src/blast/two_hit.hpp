@@ -7,6 +7,8 @@
 //   TwoHitExtension      the result of one two-hit extension
 //   extend_two_hit_raw   the extension over raw pointers (ungapped.hpp's extend_two_hit is the span form)
 //   two_hit_detail::extend_left / extend_right   its two halves
+//   two_hit_detail::second_word_shift / two_hit_from_point   its step 1 and its steps 2-4 over given halves
+//                        (the GPU's warp form, cuda/two_hit_warp.cuh, shares them)
 //
 // Coordinates are 0-based; an HSP covers query [query_start, query_end) and subject
 // [subject_start, subject_end), both of the same length (ungapped).
@@ -91,6 +93,47 @@ WS_BLAST_HD inline Extent extend_right(const std::uint8_t* q, const std::uint8_t
   return {best, best_i + 1, i};
 }
 
+// Step 1 of the extension (below): the shift from the second word's start past its best-scoring prefix
+// (strictly better only: the shortest among ties; 0 when no prefix scores above 0).
+WS_BLAST_HD inline std::int32_t second_word_shift(const std::uint8_t* query, const std::uint8_t* subject,
+                                                  const std::int8_t* table, std::int32_t q_second,
+                                                  std::int32_t s_second, int word_size) {
+  int sum = 0;
+  int best = 0;
+  std::int32_t shift = 0;
+  for (int i = 0; i < word_size; ++i) {
+    sum += table[query[q_second + i] * kMaxCodes + subject[s_second + i]];
+    if (sum > best) {
+      best = sum;
+      shift = i + 1;
+    }
+  }
+  return shift;
+}
+
+// Steps 2-4 from the start point (q_point, s_point) with the given halves: left(q_off, s_off) runs the left
+// extension ending at those offsets from a best of 0, right(q_off, s_off, best) the right one from them.
+// The CPU passes extend_left / extend_right, the GPU their warp forms (cuda/two_hit_warp.cuh).
+template <class Left, class Right>
+WS_BLAST_HD inline TwoHitExtension two_hit_from_point(std::int32_t q_point, std::int32_t s_point,
+                                                      std::int32_t s_first_end, Left&& left_half,
+                                                      Right&& right_half) {
+  TwoHitExtension r;
+  r.subject_last = s_point;
+  const Extent left = left_half(q_point - 1, s_point - 1);
+  Extent right;
+  if (left.length >= s_point - s_first_end) {
+    r.right_extended = true;
+    right = right_half(q_point, s_point, left.score);
+    r.subject_last = s_point + right.last;
+  }
+  r.query_start = q_point - left.length;
+  r.subject_start = s_point - left.length;
+  r.length = left.length + right.length;
+  r.score = hd_max(left.score, right.score);
+  return r;
+}
+
 }  // namespace two_hit_detail
 
 // The two-hit extension: `table` is the 32 x 32 score table (ScoringMatrix::row(0), score of codes a and b
@@ -113,38 +156,17 @@ WS_BLAST_HD inline TwoHitExtension extend_two_hit_raw(const std::uint8_t* query,
                                                       std::int32_t subject_length, const std::int8_t* table,
                                                       std::int32_t s_first_end, std::int32_t s_second,
                                                       std::int32_t q_second, int x_dropoff, int word_size) {
-  // 1. The best-scoring prefix of the second word (strictly better only: the shortest among ties).
-  int sum = 0;
-  int best = 0;
-  std::int32_t shift = 0;
-  for (int i = 0; i < word_size; ++i) {
-    sum += table[query[q_second + i] * kMaxCodes + subject[s_second + i]];
-    if (sum > best) {
-      best = sum;
-      shift = i + 1;
-    }
-  }
-  const std::int32_t q_point = q_second + shift;
-  const std::int32_t s_point = s_second + shift;
-
-  TwoHitExtension r;
-  r.subject_last = s_point;
-  // 2. Left from one before the point, from 0.
-  const two_hit_detail::Extent left =
-      two_hit_detail::extend_left(query, subject, q_point - 1, s_point - 1, table, x_dropoff, 0);
-  two_hit_detail::Extent right;
-  // 3. Right only if the left part covers the gap back to the first word's end.
-  if (left.length >= s_point - s_first_end) {
-    r.right_extended = true;
-    right = two_hit_detail::extend_right(query, subject, query_length, subject_length, q_point, s_point,
-                                         table, x_dropoff, left.score);
-    r.subject_last = s_point + right.last;
-  }
-  r.query_start = q_point - left.length;
-  r.subject_start = s_point - left.length;
-  r.length = left.length + right.length;
-  r.score = hd_max(left.score, right.score);
-  return r;
+  const std::int32_t shift =
+      two_hit_detail::second_word_shift(query, subject, table, q_second, s_second, word_size);
+  return two_hit_detail::two_hit_from_point(
+      q_second + shift, s_second + shift, s_first_end,
+      [&](std::int32_t q_off, std::int32_t s_off) {
+        return two_hit_detail::extend_left(query, subject, q_off, s_off, table, x_dropoff, 0);
+      },
+      [&](std::int32_t q_off, std::int32_t s_off, int best) {
+        return two_hit_detail::extend_right(query, subject, query_length, subject_length, q_off, s_off, table,
+                                            x_dropoff, best);
+      });
 }
 
 }  // namespace warpsearch::blast

@@ -108,34 +108,18 @@ __device__ __forceinline__ TwoHitExtension
 extend_two_hit_warp(const std::uint8_t* query, std::int32_t query_length, const std::uint8_t* subject,
                     std::int32_t subject_length, const std::int8_t* table, std::int32_t s_first_end,
                     std::int32_t s_second, std::int32_t q_second, int x_dropoff, int word_size, int lane) {
-  // 1. The best-scoring prefix of the second word (a few positions: every lane computes it).
-  int sum = 0, best = 0;
-  std::int32_t shift = 0;
-  for (int i = 0; i < word_size; ++i) {
-    sum += table[query[q_second + i] * kMaxCodes + subject[s_second + i]];
-    if (sum > best) {
-      best = sum;
-      shift = i + 1;
-    }
-  }
-  const std::int32_t q_point = q_second + shift;
-  const std::int32_t s_point = s_second + shift;
-  TwoHitExtension r;
-  r.subject_last = s_point;
-  const two_hit_detail::Extent left =
-      warp_extend_left(query, subject, q_point - 1, s_point - 1, table, x_dropoff, 0, lane);
-  two_hit_detail::Extent right;
-  if (left.length >= s_point - s_first_end) {
-    r.right_extended = true;
-    right = warp_extend_right(query, subject, query_length, subject_length, q_point, s_point, table,
-                              x_dropoff, left.score, lane);
-    r.subject_last = s_point + right.last;
-  }
-  r.query_start = q_point - left.length;
-  r.subject_start = s_point - left.length;
-  r.length = left.length + right.length;
-  r.score = max(left.score, right.score);
-  return r;
+  // Step 1 has a few positions: every lane computes it.
+  const std::int32_t shift =
+      two_hit_detail::second_word_shift(query, subject, table, q_second, s_second, word_size);
+  return two_hit_detail::two_hit_from_point(
+      q_second + shift, s_second + shift, s_first_end,
+      [&](std::int32_t q_off, std::int32_t s_off) {
+        return warp_extend_left(query, subject, q_off, s_off, table, x_dropoff, 0, lane);
+      },
+      [&](std::int32_t q_off, std::int32_t s_off, int best) {
+        return warp_extend_right(query, subject, query_length, subject_length, q_off, s_off, table, x_dropoff,
+                                 best, lane);
+      });
 }
 
 }  // namespace warpsearch::blast::warp_two_hit
