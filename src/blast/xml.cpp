@@ -18,8 +18,7 @@ namespace {
 constexpr std::string_view kReference =
     "Stephen F. Altschul, Thomas L. Madden, Alejandro A. Sch&amp;auml;ffer, Jinghui Zhang, Zheng Zhang, Webb "
     "Miller, and David J. Lipman (1997), &quot;Gapped BLAST and PSI-BLAST: a new generation of protein "
-    "database "
-    "search programs&quot;, Nucleic Acids Res. 25:3389-3402.";
+    "database search programs&quot;, Nucleic Acids Res. 25:3389-3402.";
 
 // One "  <tag>text</tag>\n" line at the given indent (text already escaped).
 void element(std::string& out, int indent, std::string_view tag, std::string_view text) {
