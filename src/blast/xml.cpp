@@ -90,7 +90,9 @@ std::string xml_double(double value) {
 }
 
 XmlWriter::XmlWriter(const ScoringMatrix& matrix, XmlOptions options)
-    : matrix_(matrix), options_(std::move(options)) {}
+    : matrix_(matrix),
+      display_(std::make_shared<const DisplayMatrix>(matrix)),
+      options_(std::move(options)) {}
 
 std::string XmlWriter::header(std::string_view first_defline, std::size_t first_length) const {
   std::string out =
@@ -118,7 +120,7 @@ std::string XmlWriter::header(std::string_view first_defline, std::size_t first_
 
 std::string XmlWriter::query(const XmlQuery& q, std::span<const XmlSubjectHits> hits) const {
   const Alphabet alpha = Alphabet::protein();
-  const DisplayMatrix display(matrix_);
+  const DisplayMatrix& display = *display_;
   const std::string query_id = fmt::format("Query_{}", q.number);
   const std::string_view def_text = trim_right(fasta_defline(q.defline));
   const std::string def = def_text.empty() ? "unnamed protein product" : xml_escape(def_text);

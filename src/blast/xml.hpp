@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -40,6 +41,8 @@
 #include "warpsearch/scoring.hpp"
 
 namespace warpsearch::blast {
+
+class DisplayMatrix;  // display_matrix.hpp
 
 struct XmlOptions {
   bool subject_mode = false;  // -subject
@@ -90,6 +93,7 @@ class XmlWriter {
 
  private:
   ScoringMatrix matrix_;
+  std::shared_ptr<const DisplayMatrix> display_;  // positives (built once: 64 KB)
   XmlOptions options_;
 };
 
