@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "scoped_env.hpp"
 #include "sw/model.hpp"
 #include "sw/reference.hpp"
 #include "sw/simd/pass.hpp"
@@ -34,6 +35,7 @@ namespace warpsearch::sw {
 namespace {
 
 using namespace warpsearch::sw::test;  // NOLINT: shared inputs (tests/support/sw_test_inputs.hpp)
+using warpsearch::test::ScopedEnv;
 
 // Debug + ASan runs the O(m n) reference about 20x slower: the random and real-data sweeps then take
 // every 4th pair (the long and edge-case tests are unchanged).
@@ -301,27 +303,6 @@ TEST(SimdPass, RealDnaPairs) {
   EXPECT_EQ(checker.failures(), 0u);
   EXPECT_GT(checker.pairs(), 300u / kThin);
 }
-
-// Sets an environment variable for one scope and restores the previous value.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 TEST(SimdPass, IsaSelection) {
   EXPECT_EQ(simd::isa_name(simd::Isa::kScalar), "scalar");

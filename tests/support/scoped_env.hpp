@@ -1,0 +1,31 @@
+// scoped_env.hpp: sets an environment variable for one scope and restores the previous value (tests of the
+// measurement and dispatch knobs read through std::getenv).
+#pragma once
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+namespace warpsearch::test {
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+}  // namespace warpsearch::test
