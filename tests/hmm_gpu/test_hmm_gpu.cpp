@@ -43,6 +43,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -59,6 +60,7 @@
 #include "hmm/oprofile.hpp"
 #include "hmm/profile.hpp"
 #include "hmm/vitfilter.hpp"
+#include "scoped_env.hpp"
 #include "testdata.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/gpu.hpp"
@@ -282,14 +284,20 @@ class Mismatches {
 // The integer states and scores of the listed targets (ids in any order, duplicates allowed).
 void check_ids(FilterEngine& e, const OProfile& om, const std::vector<Ref>& ref,
                std::span<const uint32_t> ids, const std::string& what) {
-  std::vector<MsvState> full(ids.size());
-  e.msv_full(ids, full);
-  {
-    Mismatches bad(what + " msv_full");
+  // msv_full with the engine's own choice of kernel shape for the list, then with each shape forced (the GPU
+  // engine's WARPSEARCH_HMM_GPU_MSV_LATENCY_MAX: 0 never takes the short-list shape, a huge value always).
+  for (const char* knob : {static_cast<const char*>(nullptr), "0", "4294967295"}) {
+    std::optional<warpsearch::test::ScopedEnv> env;
+    if (knob != nullptr) env.emplace("WARPSEARCH_HMM_GPU_MSV_LATENCY_MAX", knob);
+    const std::string label =
+        what + " msv_full" + (knob == nullptr ? "" : std::string(" (latency max ") + knob + ")");
+    std::vector<MsvState> full(ids.size());
+    e.msv_full(ids, full);
+    Mismatches bad(label);
     for (std::size_t j = 0; j < ids.size(); ++j) {
       const Ref& r = ref[ids[j]];
       if (full[j].overflow != r.full.overflow || (!r.full.overflow && full[j].xJ != r.full.xJ))
-        bad.add(where(what + " msv_full", j, ids[j], r, om) + ": xJ " + std::to_string(full[j].xJ) +
+        bad.add(where(label, j, ids[j], r, om) + ": xJ " + std::to_string(full[j].xJ) +
                 (full[j].overflow ? " overflow" : "") + ", expected " + std::to_string(r.full.xJ) +
                 (r.full.overflow ? " overflow" : ""));
     }

@@ -2,6 +2,7 @@
 // and the arithmetic) and their launchers, instantiated for the node-run lengths Q the engine chooses from.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -42,12 +43,23 @@ __device__ __forceinline__ int group_max(int v, const SubGroup& g, int G) {
   return __shfl_sync(kFull, v, g.lane - g.rank);
 }
 
-// Takes the next work item(s): sub-warp mode, a warp takes S consecutive entries; returns the base index.
-__device__ inline uint32_t take_warp(unsigned int* counter, int S) {
-  uint32_t base = 0;
-  if ((threadIdx.x & 31u) == 0) base = atomicAdd(counter, static_cast<unsigned>(S));
-  return __shfl_sync(kFull, base, 0);
-}
+// Work of the sub-warp kernels: a warp takes S consecutive list entries at a time. The first round is static
+// and interleaved across blocks (warp w of block b takes unit w * gridDim.x + b), so the longest targets (the
+// list's head) spread over the SMs whatever the order blocks start in, and a short list launched with one
+// block per warp it needs runs one warp per SM; later rounds come from the counter.
+struct WarpWork {
+  bool first = true;
+  __device__ uint32_t next(unsigned int* counter, int S) {
+    const uint32_t warps = gridDim.x * (blockDim.x >> 5);
+    if (first) {
+      first = false;
+      return ((threadIdx.x >> 5) * gridDim.x + blockIdx.x) * static_cast<uint32_t>(S);
+    }
+    uint32_t base = 0;
+    if ((threadIdx.x & 31u) == 0) base = atomicAdd(counter, static_cast<unsigned>(S));
+    return __shfl_sync(kFull, base, 0) + warps * static_cast<uint32_t>(S);
+  }
+};
 
 __device__ inline int residue(uint32_t word, int r) { return static_cast<int>((word >> (8 * r)) & 0xffu); }
 
@@ -92,8 +104,9 @@ __global__ void __launch_bounds__(kSubWarpThreads) ssv_subwarp(DbView db, SsvPar
   const int G = p.G;
   const SubGroup g(G);
   const int rowstride = table_row_stride(Q, G);  // uint2 entries per residue row
+  WarpWork work;
   for (;;) {
-    const uint32_t base = take_warp(db.counter, g.S);
+    const uint32_t base = work.next(db.counter, g.S);
     if (base >= db.n) break;
     const uint32_t item = base + static_cast<uint32_t>(g.gi);
     const bool has = g.gi < g.S && item < db.n;
@@ -219,6 +232,17 @@ struct MsvSpecials {
   }
 };
 
+// Speculative blocks (sub-warp groups of G > 1 threads, Q <= kMsvSpecMaxQ): the special states feed a row
+// only through xB = max(base, xJ) - tjbm, and xJ never decreases, so xB changes only at a row whose maximum e
+// has e - tec > max(base, xJ) (or at an overflow, e + bias >= 255). A group computes kMsvSpecRows rows with
+// the xB it has, keeping only the block's maximum (no group reduction per row, which dominates a row's
+// latency when the group's threads hold few nodes), then checks the block once: without such a row the rows
+// were exact and xJ takes the block's maximum; otherwise every group of the warp restores the block's first
+// row and recomputes the block row by row. The fallback lists of the pipeline (the targets the SSV cannot
+// decide) are small and run with few nodes per thread, so their time is the longest target's row chain.
+constexpr int kMsvSpecMaxQ = 16;
+constexpr int kMsvSpecRows = 8;
+
 template <int Q>
 __global__ void __launch_bounds__(kSubWarpThreads) msv_subwarp(DbView db, MsvParams p) {
   extern __shared__ uint2 smem_tab[];
@@ -229,8 +253,10 @@ __global__ void __launch_bounds__(kSubWarpThreads) msv_subwarp(DbView db, MsvPar
   const SubGroup g(G);
   const int rowstride = table_row_stride(Q, G);
   const uint32_t bias2 = static_cast<uint32_t>(p.bias) * 0x00010001u;
+  const bool spec = Q <= kMsvSpecMaxQ && G > 1;  // warp-uniform
+  WarpWork work;
   for (;;) {
-    const uint32_t base = take_warp(db.counter, g.S);
+    const uint32_t base = work.next(db.counter, g.S);
     if (base >= db.n) break;
     const uint32_t item = base + static_cast<uint32_t>(g.gi);
     const bool has = g.gi < g.S && item < db.n;
@@ -245,22 +271,54 @@ __global__ void __launch_bounds__(kSubWarpThreads) msv_subwarp(DbView db, MsvPar
     for (int j = 0; j < Q; ++j) m[j] = 0u;
     const uint2* tab_t = smem_tab + g.rank;
     const int Lmax = static_cast<int>(__reduce_max_sync(kFull, static_cast<unsigned>(L)));
-    for (int i = 0; i < Lmax; i += 4) {
-      const uint32_t word = i < L ? load_res4(res, i) : 0u;
+    // Residues 8 at a time, the next block's words loaded while this block computes.
+    uint32_t w0 = L > 0 ? load_res4(res, 0) : 0u, w1 = L > 4 ? load_res4(res, 4) : 0u;
+    for (int i = 0; i < Lmax; i += kMsvSpecRows) {
+      const uint32_t n0 = i + 8 < L ? load_res4(res, i + 8) : 0u;
+      const uint32_t n1 = i + 12 < L ? load_res4(res, i + 12) : 0u;
+      bool exact = true;
+      if (spec) {
+        uint32_t ck[Q];
 #pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const bool live = i + r < L;
-        const int x = live ? residue(word, r) : p.pad_code;
-        const uint32_t up = G == 1 ? 0u : __shfl_up_sync(kFull, m[Q - 1], 1);
-        const uint32_t carry = __byte_perm(g.rank == 0 ? 0u : up, m[Q - 1], 0x5432);
-        const uint32_t emax =
-            msv_row<Q>(m, tab_t + x * rowstride, G, carry, static_cast<uint32_t>(sp.xB) * 0x00010001u, bias2);
+        for (int j = 0; j < Q; ++j) ck[j] = m[j];
+        const uint32_t xb2 = static_cast<uint32_t>(sp.xB) * 0x00010001u;
+        uint32_t emax = 0u;
+#pragma unroll
+        for (int r = 0; r < kMsvSpecRows; ++r) {
+          const int x = i + r < L ? residue(r < 4 ? w0 : w1, r & 3) : p.pad_code;
+          const uint32_t up = __shfl_up_sync(kFull, m[Q - 1], 1);
+          const uint32_t carry = __byte_perm(g.rank == 0 ? 0u : up, m[Q - 1], 0x5432);
+          emax = __vimax_s16x2_relu(emax, msv_row<Q>(m, tab_t + x * rowstride, G, carry, xb2, bias2));
+        }
+        // Rows past the target's end (pad costs) leave cells at 0, so they never trigger.
         const int e = group_max(hmax16(emax), g, G);
-        if (live && !sp.update(e, p)) {
-          overflow = true;
-          L = i + r;  // the rest of the target is not needed
+        const bool trig = i < L && (e > max(p.base, sp.xJ) + p.tec || e + p.bias >= 255);
+        if (__any_sync(kFull, trig)) {
+#pragma unroll
+          for (int j = 0; j < Q; ++j) m[j] = ck[j];
+        } else {
+          if (i < L) sp.xJ = max(sp.xJ, max(e - p.tec, 0));
+          exact = false;
         }
       }
+      if (exact) {
+#pragma unroll
+        for (int r = 0; r < kMsvSpecRows; ++r) {
+          const bool live = i + r < L;
+          const int x = live ? residue(r < 4 ? w0 : w1, r & 3) : p.pad_code;
+          const uint32_t up = G == 1 ? 0u : __shfl_up_sync(kFull, m[Q - 1], 1);
+          const uint32_t carry = __byte_perm(g.rank == 0 ? 0u : up, m[Q - 1], 0x5432);
+          const uint32_t emax = msv_row<Q>(m, tab_t + x * rowstride, G, carry,
+                                           static_cast<uint32_t>(sp.xB) * 0x00010001u, bias2);
+          const int e = group_max(hmax16(emax), g, G);
+          if (live && !sp.update(e, p)) {
+            overflow = true;
+            L = i + r;  // the rest of the target is not needed
+          }
+        }
+      }
+      w0 = n0;
+      w1 = n1;
     }
     if (has && g.rank == 0) p.out[s] = overflow ? kMsvOverflow : sp.xJ;
   }
@@ -445,8 +503,9 @@ __device__ __forceinline__ void vit_subwarp(const DbView& db, const VitParams& p
   } else {
     tr = TransPtr<Q>{smem_emit + p.emit_entries + trank * vit_trans_stride(Q)};
   }
+  WarpWork work;
   for (;;) {
-    const uint32_t base = take_warp(db.counter, g.S);
+    const uint32_t base = work.next(db.counter, g.S);
     if (base >= db.n) break;
     const uint32_t item = base + static_cast<uint32_t>(g.gi);
     const bool has = g.gi < g.S && item < db.n;
@@ -596,6 +655,14 @@ void launch_one(void (*kernel)(DbView, P), int grid, int threads, int smem, cuda
                 const DbView& db, const P& p) {
   if (smem > 48 * 1024)
     WS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  // The grids are persistent (work comes from a counter, the sub-warp kernels' first round is static and
+  // interleaved across blocks): never more blocks than are resident at once, or the blocks that start late
+  // would hold some of the list's longest targets.
+  int device = 0, sms = 0, per_sm = 0;
+  WS_CUDA_CHECK(cudaGetDevice(&device));
+  WS_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  WS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  grid = std::max(1, std::min(grid, std::max(1, per_sm) * sms));
   kernel<<<grid, threads, smem, stream>>>(db, p);
 }
 

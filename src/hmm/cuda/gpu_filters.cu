@@ -89,6 +89,22 @@ LaunchShape choose_shape16(int M, int Kp, int smem_optin) {
   return best;
 }
 
+// The full-MSV shape for short target lists (the pipeline's fallbacks, the targets the SSV cannot decide): a
+// list that fills only part of the GPU takes as long as its longest target's chain of rows, so the fewest
+// nodes per thread (the smallest Q with a group of at most 32 threads; the kernel's speculative blocks then
+// leave one shuffle and a few instructions per row), instead of choose_shape16's most cells per instruction.
+// Long models keep choose_shape16's shape.
+LaunchShape choose_shape16_latency(int M, int Kp, int smem_optin) {
+  for (int Q : gpu::kSsvSubQ) {
+    const int G = (M + 2 * Q - 1) / (2 * Q);
+    if (G > 32) continue;
+    const int smem = (Kp + 1) * gpu::table_row_stride(Q, G) * 8;
+    if (smem > smem_optin) continue;
+    return LaunchShape{false, G, Q, gpu::sub_warp_threads(), 0, smem};
+  }
+  return choose_shape16(M, Kp, smem_optin);
+}
+
 // Viterbi shape: 32-bit cells, Q nodes per thread; sub-warp groups up to 16 * 32 nodes (transitions in
 // registers, emissions in shared memory), else one block per target (transitions in shared memory when they
 // fit). Scored like choose_shape16 with a per-row overhead of about 6 nodes' work.
@@ -280,6 +296,18 @@ class GpuFilterEngine final : public FilterEngine {
     d_msv_tab_ = cu::DeviceBuffer<uint32_t>(msv.size());
     d_msv_tab_.upload(std::span<const uint32_t>(msv));
     shape16_.smem_bytes = shape16_.block_mode ? 0 : static_cast<int>(ssv.size() * 4);
+    shape16_lat_ = choose_shape16_latency(M, Kp, smem_optin_);
+    if (shape16_lat_.block_mode || (shape16_lat_.G == shape16_.G && shape16_lat_.Q == shape16_.Q)) {
+      shape16_lat_ = shape16_;
+      d_msv_tab_lat_ = cu::DeviceBuffer<uint32_t>();
+    } else {
+      std::vector<uint32_t> lat = pack16(shape16_lat_, M, Kp, kMsvPad, [&](int x, int k) {
+        return static_cast<int16_t>(-static_cast<int>(om.msv_cost(x, k)));
+      });
+      d_msv_tab_lat_ = cu::DeviceBuffer<uint32_t>(lat.size());
+      d_msv_tab_lat_.upload(std::span<const uint32_t>(lat));
+      shape16_lat_.smem_bytes = static_cast<int>(lat.size() * 4);
+    }
 
     shape32_ = choose_shape32(M, Kp, smem_optin_);
     const int Q = shape32_.Q, G = shape32_.G;
@@ -389,6 +417,9 @@ class GpuFilterEngine final : public FilterEngine {
            " G=" + std::to_string(shape16_.G) + " Q=" + std::to_string(shape16_.Q) + ", Viterbi " +
            (shape32_.block_mode ? "block" : "sub-warp") + " G=" + std::to_string(shape32_.G) +
            " Q=" + std::to_string(shape32_.Q);
+      if (d_msv_tab_lat_.size() > 0)
+        d += ", short full-MSV lists G=" + std::to_string(shape16_lat_.G) +
+             " Q=" + std::to_string(shape16_lat_.Q);
     }
     if (chunks_.size() > 1) d += ", database in " + std::to_string(chunks_.size()) + " chunks";
     return d;
@@ -558,18 +589,20 @@ class GpuFilterEngine final : public FilterEngine {
         sh.grid = grid_for(sh, nitems);
         gpu::launch_vit(sh, db, p, stream_->get());
       } else if (kind == Kind::kMsv) {
+        const bool lat = use_msv_latency_shape(nitems);
+        const cu::DeviceBuffer<uint32_t>& tab = lat ? d_msv_tab_lat_ : d_msv_tab_;
         gpu::MsvParams p;
-        p.table = reinterpret_cast<const uint2*>(d_msv_tab_.data());
-        p.G = shape16_.G;
+        p.table = reinterpret_cast<const uint2*>(tab.data());
+        p.G = (lat ? shape16_lat_ : shape16_).G;
         p.pad_code = Kp_;
-        p.table_words = static_cast<int>(d_msv_tab_.size());
+        p.table_words = static_cast<int>(tab.size());
         p.bias = om_.bias_b;
         p.base = om_.base_b;
         p.tec = om_.tec_b;
         p.tbm = om_.tbm_b;
         p.tjb = d_tjb_.data();
         p.out = d_out_.data();
-        LaunchShape sh = shape16_;
+        LaunchShape sh = lat ? shape16_lat_ : shape16_;
         sh.grid = grid_for(sh, nitems);
         gpu::launch_msv(sh, db, p, stream_->get());
       } else {
@@ -616,6 +649,17 @@ class GpuFilterEngine final : public FilterEngine {
     return run_kernel(kind, std::vector<uint32_t>(ids.begin(), ids.end()));
   }
 
+  // Whether a full-MSV list of n targets runs with the latency shape: when it has a latency shape of its own
+  // and the list fits 16 warps per SM. WARPSEARCH_HMM_GPU_MSV_LATENCY_MAX (a measurement and test knob) sets
+  // the largest such list instead (0: never).
+  bool use_msv_latency_shape(std::size_t n) const {
+    if (d_msv_tab_lat_.size() == 0) return false;
+    std::size_t limit = static_cast<std::size_t>(sms_) * 16 * static_cast<std::size_t>(32 / shape16_lat_.G);
+    if (const char* env = std::getenv("WARPSEARCH_HMM_GPU_MSV_LATENCY_MAX"))
+      limit = static_cast<std::size_t>(std::strtoull(env, nullptr, 10));
+    return n <= limit;
+  }
+
   // Persistent grids: as many blocks as fit on the device at once (never more than the work needs).
   int grid_for(const LaunchShape& sh, std::size_t items) const {
     int per_sm = 1;
@@ -632,7 +676,10 @@ class GpuFilterEngine final : public FilterEngine {
       per_sm = 8;
     const int S = 32 / sh.G;
     const std::size_t warps = (items + static_cast<std::size_t>(S) - 1) / static_cast<std::size_t>(S);
-    const std::size_t blocks = (warps + 7) / 8;
+    // A list of fewer warps than SMs gets one block per warp (the kernels' first round puts one warp of it on
+    // each SM); else blocks of 8 busy warps.
+    const std::size_t blocks =
+        std::max((warps + 7) / 8, std::min(warps, static_cast<std::size_t>(sms_)));
     return static_cast<int>(
         std::max<std::size_t>(1, std::min<std::size_t>(blocks, static_cast<std::size_t>(per_sm) * sms_)));
   }
@@ -677,7 +724,10 @@ class GpuFilterEngine final : public FilterEngine {
   bool have_model_ = false;
   int Kp_ = 0;
   LaunchShape shape16_, shape32_;
+  LaunchShape
+      shape16_lat_;  // the full MSV's shape for short lists (choose_shape16_latency; = shape16_: none)
   cu::DeviceBuffer<uint32_t> d_ssv_tab_, d_msv_tab_;
+  cu::DeviceBuffer<uint32_t> d_msv_tab_lat_;  // its table (empty: none)
   cu::DeviceBuffer<int16_t> d_emit_, d_trans_;
   FilterEngineStats stats_;
 };
