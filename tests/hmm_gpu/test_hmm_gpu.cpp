@@ -378,12 +378,14 @@ std::string coverage_text(const Coverage& c) {
 
 // Random profiles at every model length the issue lists and at the boundaries of the GPU engine's launch
 // shapes (16-lane, 32-lane and warp-sized stripes; SSV/MSV sub-warp groups up to 2 * 32 * 64 = 4096 nodes,
-// then one block per target; Viterbi sub-warp groups up to 32 * 16 = 512 nodes, then blocks whose
-// nodes-per-thread tier changes at 4096, 8192, ...), 1 .. 10000, four model flavours, against a
-// mixed-length database (lengths 0, 1, 2, 5, short, protein-like and long; background targets with 1 %
-// arbitrary residue codes and homologs planted from the models themselves). One set_database for M <= 257
-// (4000 targets: the multi-sequence-per-warp kernels get many sequences) and a replacement database of 400
-// targets for M >= 500; every engine call compared with the reference for every target.
+// then one block per target; Viterbi: register transitions up to M = 256, then shared-transition sub-warp
+// groups with Q = 32 (257, 500, 512, 1000, 1024), 48 (1400), 64 (2048), 72 (513, 1025, 2049) or 80 (2405)
+// nodes per thread up to 80 * 32 = 2560 nodes, then blocks whose nodes-per-thread tier changes at 4096, 8192,
+// ...), 1 .. 10000, four model flavours, against a mixed-length database (lengths 0, 1, 2, 5, short,
+// protein-like and long; background targets with 1 % arbitrary residue codes and homologs planted from the
+// models themselves). One set_database for M <= 257 (4000 targets: the multi-sequence-per-warp kernels get
+// many sequences) and a replacement database of 400 targets for M >= 500; every engine call compared with the
+// reference for every target.
 TEST(HmmGpu, RandomModelsAllLengths) {
   REQUIRE_ENGINE(engine);
   const Abc& a = abc(AbcType::kAmino);
@@ -391,8 +393,8 @@ TEST(HmmGpu, RandomModelsAllLengths) {
   std::mt19937_64 rng(20261122);
   const std::vector<int> small = {1,  2,  3,   15,  16,  17,  31,  32,  33,  63,
                                   64, 65, 100, 127, 128, 129, 200, 255, 256, 257};
-  const std::vector<int> large = {500,  511,  512,  513,  1000, 1024, 1025, 2048,
-                                  2049, 2405, 4096, 4097, 8192, 8193, 10000};
+  const std::vector<int> large = {500,  511,  512,  513,  1000, 1024, 1025, 1400,
+                                  2048, 2049, 2405, 4096, 4097, 8192, 8193, 10000};
   Coverage cov;
   for (const auto* list : {&small, &large}) {
     std::vector<Hmm> hmms;

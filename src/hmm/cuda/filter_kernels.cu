@@ -731,8 +731,8 @@ void launch_vit(const LaunchShape& shape, const DbView& db, const VitParams& p, 
     }
   } else if (!shape.block_mode) {
     switch (shape.Q) {
-      WS_CASE(vit_subwarp_s, 24, kSubWarpThreads) WS_CASE(vit_subwarp_s, 32, kSubWarpThreads)
-      WS_CASE(vit_subwarp_s, 48, kSubWarpThreads) WS_CASE(vit_subwarp_s, 64, kSubWarpThreads)
+      WS_CASE(vit_subwarp_s, 32, kSubWarpThreads) WS_CASE(vit_subwarp_s, 48, kSubWarpThreads)
+      WS_CASE(vit_subwarp_s, 64, kSubWarpThreads) WS_CASE(vit_subwarp_s, 72, kSubWarpThreads)
       WS_CASE(vit_subwarp_s, 80, kSubWarpThreads)
       default: throw_bad_shape("viterbi", shape);
     }

@@ -32,7 +32,7 @@ struct LaunchShape {
 // The node-run lengths instantiated (filter_kernels.cu).
 inline constexpr int kSsvSubQ[] = {2, 4, 6, 8, 10, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64};
 inline constexpr int kSsvBlockQ[] = {16, 32, 64};
-inline constexpr int kVitSubQ[] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 80};
+inline constexpr int kVitSubQ[] = {1, 2, 4, 8, 12, 16, 32, 48, 64, 72, 80};
 /// Sub-warp Viterbi kernels keep the transitions in registers up to this Q, else in shared memory.
 inline constexpr int kVitSubRegsMaxQ = 16;
 inline constexpr int kVitBlockQ[] = {8, 16, 32, 64, 100};

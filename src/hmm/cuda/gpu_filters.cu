@@ -105,36 +105,59 @@ LaunchShape choose_shape16_latency(int M, int Kp, int smem_optin) {
   return choose_shape16(M, Kp, smem_optin);
 }
 
-// Viterbi shape: 32-bit cells, Q nodes per thread; sub-warp groups up to 16 * 32 nodes (transitions in
-// registers, emissions in shared memory), else one block per target (transitions in shared memory when they
-// fit). Scored like choose_shape16 with a per-row overhead of about 6 nodes' work.
+// Viterbi shape: 32-bit cells, Q nodes per thread; sub-warp groups up to 80 * 32 nodes (emissions in shared
+// memory, transitions in registers for Q <= 16, else in shared memory too), else one block per target
+// (transitions in shared memory when they fit). Scored like choose_shape16 with a per-row overhead of about 6
+// nodes' work, among the (Q, G) measured efficient on an H200 (docs/PERFORMANCE.md, 2026-11-29, a sweep of
+// every CUDAMPF model length): up to M = 256 the register-transition kernels (Q <= 16); beyond, the
+// shared-transition kernels run at about 700 GCUPS per fully used warp (Q = 80: 600, scored x 0.85) as long
+// as a warp holds few groups: Q = 32 with G >= 8, Q = 48 and 64 one group per warp, Q = 72 with G >= 6,
+// Q = 80 with G >= 8 (Q = 72 with 5 groups of 6 lanes and Q = 80 with 8 of 4 ran at half that).
 LaunchShape choose_shape32(int M, int Kp, int smem_optin) {
   LaunchShape best;
   double best_eff = -1.0;
   constexpr double kRowOverhead = 6.0;
-  // Sub-warp Q tiers: transitions in registers (Q <= 16) while M fits 32 threads of them, then the
-  // shared-memory transition kernels up to Q = 32, then up to 48 (some spills); longer models run in
-  // block mode. Within a tier the score below picks (G, Q).
-  int tier_max = M <= 16 * 32 ? gpu::kVitSubRegsMaxQ : M <= 32 * 32 ? 32 : M <= 48 * 32 ? 48 : 80;
+  const auto preferred = [M](int Q, int G) {
+    if (M <= 256) return Q <= gpu::kVitSubRegsMaxQ;
+    switch (Q) {
+      case 32: return G >= 8;
+      case 48:
+      case 64: return G >= 17;
+      case 72: return G >= 6;
+      case 80: return G >= 8;
+      default: return false;
+    }
+  };
+  int tier_max = 80;
   // Tuning knobs for measurements (docs/HMMSEARCH.md): the largest sub-warp Q (longer models go to block
-  // mode), and whether Q <= 16 keeps the transitions in registers (default) or in shared memory.
+  // mode), whether Q <= 16 keeps the transitions in registers (default) or in shared memory, and one Q to use
+  // (any instantiated one; with G <= 32).
   if (const char* env = std::getenv("WARPSEARCH_HMM_GPU_VIT_MAXQ"))
     tier_max = std::min(tier_max, std::atoi(env));
   const char* regs_env = std::getenv("WARPSEARCH_HMM_GPU_VIT_REGS");
   const int regs_max = regs_env != nullptr && std::atoi(regs_env) == 0 ? 0 : gpu::kVitSubRegsMaxQ;
-  for (int Q : gpu::kVitSubQ) {
-    if (Q > tier_max) break;
-    for (int G = 1; G <= 32; ++G) {
-      if (G * Q < M) continue;
-      const int S = 32 / G;
-      const double eff = static_cast<double>(M) * S / (32.0 * (kRowOverhead + Q));
-      const int smem = (Kp * gpu::vit_emit_stride(Q) + (Q > regs_max ? gpu::vit_trans_stride(Q) : 0)) * G * 2;
-      if (smem > smem_optin) continue;
-      if (eff > best_eff + 1e-9) {
-        best_eff = eff;
-        best = LaunchShape{false, G, Q, gpu::sub_warp_threads(), 0, smem, Q <= regs_max};
+  const char* q_env = std::getenv("WARPSEARCH_HMM_GPU_VIT_Q");
+  const int only_q = q_env != nullptr ? std::atoi(q_env) : 0;
+  // Every M <= 2560 has a preferred shape; the second pass (any sub-warp shape) is a safety net.
+  for (int pass = 0; pass < 2 && best_eff < 0.0; ++pass) {
+    for (int Q : gpu::kVitSubQ) {
+      if (Q > tier_max) break;
+      if (only_q > 0 && Q != only_q) continue;
+      for (int G = 1; G <= 32; ++G) {
+        if (G * Q < M) continue;
+        if (only_q == 0 && pass == 0 && !preferred(Q, G)) break;
+        const int S = 32 / G;
+        const double eff =
+            static_cast<double>(M) * S / (32.0 * (kRowOverhead + Q)) * (only_q == 0 && Q == 80 ? 0.85 : 1.0);
+        const int smem =
+            (Kp * gpu::vit_emit_stride(Q) + (Q > regs_max ? gpu::vit_trans_stride(Q) : 0)) * G * 2;
+        if (smem > smem_optin) continue;
+        if (eff > best_eff + 1e-9) {
+          best_eff = eff;
+          best = LaunchShape{false, G, Q, gpu::sub_warp_threads(), 0, smem, Q <= regs_max};
+        }
+        break;
       }
-      break;
     }
   }
   if (best_eff > 0.0) return best;
@@ -678,8 +701,7 @@ class GpuFilterEngine final : public FilterEngine {
     const std::size_t warps = (items + static_cast<std::size_t>(S) - 1) / static_cast<std::size_t>(S);
     // A list of fewer warps than SMs gets one block per warp (the kernels' first round puts one warp of it on
     // each SM); else blocks of 8 busy warps.
-    const std::size_t blocks =
-        std::max((warps + 7) / 8, std::min(warps, static_cast<std::size_t>(sms_)));
+    const std::size_t blocks = std::max((warps + 7) / 8, std::min(warps, static_cast<std::size_t>(sms_)));
     return static_cast<int>(
         std::max<std::size_t>(1, std::min<std::size_t>(blocks, static_cast<std::size_t>(per_sm) * sms_)));
   }
