@@ -35,6 +35,11 @@
 #   E2E_MODELS [24]   how many CUDAMPF models the end-to-end runs search: the N spread evenly over the model
 #                     lengths (24: all)
 #   E2E_COPIES [50]   PLANTED [10] (per e2e model)   E2E_VERIFY [0] (ours' --verify N on the GPU run)
+#   E2E_DECOYS [shuffled]  the e2e database's background: "shuffled" (the copies of DB20k shuffled as above:
+#                     real compositions, biased ones included, so far more targets than the nominal 2 % /
+#                     0.1 % / 0.001 % pass the MSV / Viterbi / Forward filters and the CPU's back stages dominate
+#                     both tools) or "iid" (each copy: `esl-shuffle -G --amino` i.i.d. residues cut to DB20k's
+#                     lengths, records i<copy>_<n>: the nominal pass rates, so the filters dominate)
 #   E2E_RUNS ["gpu hmmer cpu"]        in this order; each gets `timeout` with the budget left
 #   E2E_GPU_ARGS      extra options of the GPU run (e.g. "--timing": per-model stage times in e2e-gpu.log)
 #   WARPSEARCH_TESTDATA [~/.cache/warpsearch/testdata]: hmm/, prot/, and bin/ (hmmsearch, hmmemit, esl-shuffle;
@@ -65,6 +70,8 @@ KERNEL_VERIFY=${KERNEL_VERIFY:-16}
 E2E_MODELS=${E2E_MODELS:-24}
 E2E_COPIES=${E2E_COPIES:-50}
 PLANTED=${PLANTED:-10}
+E2E_DECOYS=${E2E_DECOYS:-shuffled}
+[[ $E2E_DECOYS == shuffled || $E2E_DECOYS == iid ]] || { echo "bench_hmm_gpu.sh: E2E_DECOYS must be shuffled or iid"; exit 2; }
 E2E_VERIFY=${E2E_VERIFY:-0}
 E2E_RUNS=${E2E_RUNS:-gpu hmmer cpu}
 export WARPSEARCH_TESTDATA=${WARPSEARCH_TESTDATA:-$HOME/.cache/warpsearch/testdata}
@@ -102,6 +109,24 @@ shuffled_copies() {
   done
   wait
 }
+# iid_copies PREFIX FIRST LAST DIR: copies FIRST..LAST of i.i.d. protein sequences with DB20k's lengths (one
+# `esl-shuffle -G` sequence per copy, seed = copy, cut in DB20k's order) as DIR/part.<copy>.
+iid_copies() {
+  local prefix=$1 first=$2 last=$3 dir=$4 c n total
+  n=$(nproc)
+  awk '/^>/ { if (l) print l; l = 0; next } { l += length($0) } END { if (l) print l }' "$DB20K" > "$dir/lengths"
+  total=$(awk '{ s += $1 } END { print s }' "$dir/lengths")
+  for ((c = first; c <= last; c++)); do
+    (esl-shuffle -G --amino -N 1 -L "$total" --seed "$c" |
+      awk -v pre="$prefix${c}_" 'NR == FNR { len[++n] = $1; next } /^>/ { next }
+        { buf = buf $0
+          while (k < n && length(buf) >= len[k + 1]) {
+            k++; print ">" pre k; s = substr(buf, 1, len[k]); buf = substr(buf, len[k] + 1)
+            for (i = 1; i <= length(s); i += 60) print substr(s, i, 60) } }' "$dir/lengths" - > "$dir/part.$c") &
+    (((c - first + 1) % n == 0)) && wait
+  done
+  wait
+}
 # The e2e models: the N of MODELS spread evenly over the model lengths (all when N >= their number).
 pick_models() {
   python3 - "$1" "$2" "${MODELS//:/ }" <<'PY'
@@ -135,11 +160,15 @@ make_data() {
   echo "kernel.fa: $(grep -c '^>' "$DATA_DIR/kernel.fa") sequences, $(du -m "$DATA_DIR/kernel.fa" | cut -f1) MB"
   local lengths
   lengths=$(pick_models "$E2E_MODELS" "$DATA_DIR/e2e_models.hmm.new")
-  stamp="e2e $E2E_COPIES $PLANTED $(md5sum < "$DB20K" | cut -c1-12) $(md5sum < "$DATA_DIR/e2e_models.hmm.new" | cut -c1-12)"
+  stamp="e2e $E2E_DECOYS $E2E_COPIES $PLANTED $(md5sum < "$DB20K" | cut -c1-12) $(md5sum < "$DATA_DIR/e2e_models.hmm.new" | cut -c1-12)"
   if [[ $(cat "$DATA_DIR/e2e.stamp" 2> /dev/null) != "$stamp" ]]; then
     mv "$DATA_DIR/e2e_models.hmm.new" "$DATA_DIR/e2e_models.hmm"
     rm -rf "$DATA_DIR/e" && mkdir -p "$DATA_DIR/e"
-    shuffled_copies s 1 "$E2E_COPIES" "$DATA_DIR/e"
+    if [[ $E2E_DECOYS == iid ]]; then
+      iid_copies i 1 "$E2E_COPIES" "$DATA_DIR/e"
+    else
+      shuffled_copies s 1 "$E2E_COPIES" "$DATA_DIR/e"
+    fi
     hmmemit -p -N "$PLANTED" --seed 7 "$DATA_DIR/e2e_models.hmm" |
       awk -v n="$E2E_COPIES" -v dir="$DATA_DIR/e" 'BEGIN { RS = ">"; ORS = "" } NR > 1 { print ">" $0 > (dir "/plant." ((NR - 2) % n + 1)) }'
     for ((c = 1; c <= E2E_COPIES; c++)); do cat "$DATA_DIR/e/part.$c" "$DATA_DIR/e/plant.$c" 2> /dev/null; done > "$DATA_DIR/e2e.fa"
@@ -149,7 +178,7 @@ make_data() {
     rm -f "$DATA_DIR/e2e_models.hmm.new"
   fi
   echo "e2e models (M): $lengths"
-  echo "e2e.fa: $(grep -c '^>' "$DATA_DIR/e2e.fa") sequences ($(grep -c -- '-sample' "$DATA_DIR/e2e.fa") planted), $(du -m "$DATA_DIR/e2e.fa" | cut -f1) MB"
+  echo "e2e.fa ($E2E_DECOYS decoys): $(grep -c '^>' "$DATA_DIR/e2e.fa") sequences ($(grep -c -- '-sample' "$DATA_DIR/e2e.fa") planted), $(du -m "$DATA_DIR/e2e.fa" | cut -f1) MB"
 }
 data_pid=
 if has_step kernels || has_step e2e; then
