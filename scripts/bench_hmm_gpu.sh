@@ -11,6 +11,7 @@
 #              --domtblout tables are identical (comment lines stripped, as scripts/bench_hmmsearch.sh compares
 #              them); every run with --noali -o /dev/null --cpu $THREADS
 #   5. a compact summary (last)
+# The kernel step also draws $OUT/kernels.svg (scripts/plot_hmm_gpu.py) from its CSV.
 #
 #   bash scripts/bench_hmm_gpu.sh            (from the repository root; the device wrapper is .device/hmm/run.sh)
 #
@@ -244,6 +245,9 @@ if has_step kernels; then
       timeout "$(left)" "$bench" run gpu-hmm-filters --input "$DATA_DIR/kernel.fa" --repeat 1 --warmup 0 \
       --threads "$THREADS" --csv "$OUT/kernels-harness.csv" > "$OUT/kernels.log" 2>&1
     echo "kernels: rc=$?"
+    # The chart (issue 5's "table and chart"): GCUPS by model length for each pass, required floors dashed.
+    [[ -s $OUT/kernels.csv ]] && python3 scripts/plot_hmm_gpu.py "$OUT/kernels.csv" "$OUT/kernels.svg" &&
+      echo "kernels: chart $OUT/kernels.svg"
     grep -E '^gpu-hmm: (GPU|CPU|database)' "$OUT/kernels.log"
     grep -E 'failed|rror' "$OUT/kernels.log" | head -5
   else
