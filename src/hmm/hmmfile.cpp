@@ -401,6 +401,11 @@ std::optional<Hmm> HmmReader::next() {
     hmm.flags |= kHmmCompo;
     if (!next_line()) fail("Premature end of data after COMPO line");
     need("Premature end of data after COMPO line");
+  } else {
+    // HMMER's reader zeroes the model (p7_hmm_Zero) before parsing, so a model without a COMPO line (e.g.
+    // from hmmconvert of an HMMER2 file) keeps compo = 0 (flag unset), and the bias filter's second state
+    // emits nothing. Measured against hmmsearch 3.3.2: identical pass counts and tables only with zeros.
+    hmm.compo.fill(0.0f);
   }
 
   // Node 0: insert emissions, then the begin/I0 transitions.
