@@ -112,7 +112,7 @@ LaunchShape choose_shape16_latency(int M, int Kp, int smem_optin) {
 // every CUDAMPF model length): up to M = 256 the register-transition kernels (Q <= 16); beyond, the
 // shared-transition kernels run at about 700 GCUPS per fully used warp (Q = 80: 600, scored x 0.85) as long
 // as a warp holds few groups: Q = 32 with G >= 8, Q = 48 and 64 one group per warp, Q = 72 with G >= 6,
-// Q = 80 with G >= 8 (Q = 72 with 5 groups of 6 lanes and Q = 80 with 8 of 4 ran at half that).
+// Q = 80 with G >= 8 (Q = 72 with 6 groups of 5 lanes and Q = 80 with 8 of 4 ran at half that).
 LaunchShape choose_shape32(int M, int Kp, int smem_optin) {
   LaunchShape best;
   double best_eff = -1.0;
@@ -746,10 +746,11 @@ class GpuFilterEngine final : public FilterEngine {
   bool have_model_ = false;
   int Kp_ = 0;
   LaunchShape shape16_, shape32_;
-  LaunchShape
-      shape16_lat_;  // the full MSV's shape for short lists (choose_shape16_latency; = shape16_: none)
+  // The full MSV's shape for short lists (choose_shape16_latency) and its table; shape16_ and an empty table
+  // when the model has none of its own.
+  LaunchShape shape16_lat_;
   cu::DeviceBuffer<uint32_t> d_ssv_tab_, d_msv_tab_;
-  cu::DeviceBuffer<uint32_t> d_msv_tab_lat_;  // its table (empty: none)
+  cu::DeviceBuffer<uint32_t> d_msv_tab_lat_;
   cu::DeviceBuffer<int16_t> d_emit_, d_trans_;
   FilterEngineStats stats_;
 };
