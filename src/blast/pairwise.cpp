@@ -465,7 +465,7 @@ std::vector<PairwiseSubjectHits> pairwise_hits(const std::vector<SubjectHits>& h
 }
 
 PairwiseWriter::PairwiseWriter(const ScoringMatrix& matrix, PairwiseOptions options)
-    : matrix_(matrix), options_(std::move(options)) {
+    : matrix_(matrix), display_(std::make_shared<const DisplayMatrix>(matrix)), options_(std::move(options)) {
   const auto gapped = stats::gapped_params(matrix, options_.gaps);
   const auto gumbel = stats::gumbel_params(matrix, options_.gaps);
   if (!gapped || !gumbel)
@@ -540,7 +540,7 @@ std::string PairwiseWriter::query(const PairwiseQuery& query,
     out += "\n\n";
 
     // Alignments.
-    const DisplayMatrix dm(matrix_);
+    const DisplayMatrix& dm = *display_;
     for (std::size_t i = 0; i < std::min(hits.size(), options_.num_alignments); ++i) {
       const PairwiseSubjectHits& s = hits[i];
       if (options_.subject_mode) {

@@ -74,6 +74,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -87,6 +88,8 @@
 #include "warpsearch/scoring.hpp"
 
 namespace warpsearch::blast {
+
+class DisplayMatrix;  // display_matrix.hpp
 
 // What blastp prints after an HSP's E-value (blast_kappa.c's comp_adjustment_method): nothing without
 // composition-based statistics; with -comp_based_stats 1/2/3, ", Method: Composition-based stats." for
@@ -163,6 +166,7 @@ class PairwiseWriter {
 
  private:
   ScoringMatrix matrix_;
+  std::shared_ptr<const DisplayMatrix> display_;  // positives and the middle line (built once: 64 KB)
   PairwiseOptions options_;
   stats::KarlinParams gapped_;
   stats::GumbelParams gumbel_;
