@@ -26,16 +26,24 @@ inline float inverse_length(int Ld) {
   return static_cast<float>(1.0 / static_cast<double>(static_cast<float>(Ld)));
 }
 
-/// Scales row 0's M/I vectors and N/C/J specials by norm and computes null2[0..Kp-1] from them.
+/// Scales row 0's M/I vectors and N/C/J specials by norm and computes null2[0..Kp-1] from them. With
+/// has_inserts false the I vectors are all zero (null2 by trace counts inserts into M) and are neither
+/// scaled nor added: acc + 0 == acc exactly for the non-negative sums here, so the bits are the same.
+///
+/// The residues' sums are independent chains of dependent adds, so they are computed kJam at a time
+/// (the loop over q jammed): each acc[r] still adds its terms in q order, exactly as one residue at a
+/// time, but the jammed chains overlap in the FP pipeline instead of waiting on each add's latency.
 template <class Ops>
-void finish_null2(const OProfile& om, Omx& wrk, int Ld, float* null2) {
+void finish_null2(const OProfile& om, Omx& wrk, int Ld, float* null2, bool has_inserts) {
+  using V = typename Ops::V;
+  constexpr int kJam = 4;
   const int Q = nqf(om.M);
   float* row0 = wrk.row(0);
   const float norm = inverse_length(Ld);
-  const typename Ops::V sv = Ops::set1(norm);
+  const V sv = Ops::set1(norm);
   for (int q = 0; q < Q; ++q) {
     Ops::store(vec_at(row0, q, kOmxM), Ops::mul(Ops::load(vec_at(row0, q, kOmxM)), sv));
-    Ops::store(vec_at(row0, q, kOmxI), Ops::mul(Ops::load(vec_at(row0, q, kOmxI)), sv));
+    if (has_inserts) Ops::store(vec_at(row0, q, kOmxI), Ops::mul(Ops::load(vec_at(row0, q, kOmxI)), sv));
   }
   wrk.x(0, kOmxN) *= norm;
   wrk.x(0, kOmxC) *= norm;
@@ -43,15 +51,26 @@ void finish_null2(const OProfile& om, Omx& wrk, int Ld, float* null2) {
 
   const float xfactor = wrk.x(0, kOmxN) + wrk.x(0, kOmxC) + wrk.x(0, kOmxJ);
   const Abc& a = *om.abc;
-  for (int x = 0; x < a.K; ++x) {
-    typename Ops::V acc = Ops::zero();
-    const float* rp = om.rfv_row(x);
-    for (int q = 0; q < Q; ++q) {
-      acc = Ops::add(acc, Ops::mul(Ops::load(vec_at(row0, q, kOmxM)), Ops::load(rp + q * 4)));
-      acc = Ops::add(acc, Ops::load(vec_at(row0, q, kOmxI)));
+  for (int x0 = 0; x0 < a.K; x0 += kJam) {
+    const int n = a.K - x0 < kJam ? a.K - x0 : kJam;
+    V acc[kJam];
+    const float* rp[kJam];
+    for (int r = 0; r < kJam; ++r) {
+      acc[r] = Ops::zero();
+      rp[r] = om.rfv_row(x0 + (r < n ? r : 0));  // unused chains (r >= n) repeat residue x0
     }
-    null2[x] = Ops::hsum(acc);
-    null2[x] += xfactor;
+    for (int q = 0; q < Q; ++q) {
+      const V m = Ops::load(vec_at(row0, q, kOmxM));
+      for (int r = 0; r < kJam; ++r) acc[r] = Ops::add(acc[r], Ops::mul(m, Ops::load(rp[r] + q * 4)));
+      if (has_inserts) {
+        const V iv = Ops::load(vec_at(row0, q, kOmxI));
+        for (int r = 0; r < kJam; ++r) acc[r] = Ops::add(acc[r], iv);
+      }
+    }
+    for (int r = 0; r < n; ++r) {
+      null2[x0 + r] = Ops::hsum(acc[r]);
+      null2[x0 + r] += xfactor;
+    }
   }
   avg_sc_vec(a, null2);
   null2[a.K] = 1.0f;       // gap
@@ -85,7 +104,7 @@ void by_expectation(const OProfile& om, Omx& pp, float* null2) {
     pp.x(0, kOmxC) += pp.x(i, kOmxC);
     pp.x(0, kOmxJ) += pp.x(i, kOmxJ);
   }
-  finish_null2<Ops>(om, pp, Ld, null2);
+  finish_null2<Ops>(om, pp, Ld, null2, true);
 }
 
 template <class Ops>
@@ -95,10 +114,7 @@ void by_trace(const OProfile& om, const Trace& tr, int zstart, int zend, Omx& wr
   if (wrk.validR < 1 || wrk.allocXR < 1 || wrk.allocQ4 < Q)
     throw Error(ErrorKind::kInternal, "null2: work matrix too small");
   float* row0 = wrk.row(0);
-  for (int q = 0; q < Q; ++q) {
-    Ops::store(vec_at(row0, q, kOmxM), Ops::zero());
-    Ops::store(vec_at(row0, q, kOmxI), Ops::zero());
-  }
+  for (int q = 0; q < Q; ++q) Ops::store(vec_at(row0, q, kOmxM), Ops::zero());
   wrk.x(0, kOmxN) = 0.0f;
   wrk.x(0, kOmxC) = 0.0f;
   wrk.x(0, kOmxJ) = 0.0f;
@@ -121,7 +137,7 @@ void by_trace(const OProfile& om, const Trace& tr, int zstart, int zend, Omx& wr
       }
     }
   }
-  finish_null2<Ops>(om, wrk, Ld, null2);
+  finish_null2<Ops>(om, wrk, Ld, null2, false);
 }
 
 }  // namespace
