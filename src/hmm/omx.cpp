@@ -7,21 +7,19 @@ namespace warpsearch::hmm {
 
 void grow_to(Omx& ox, int M, int L, bool full) {
   const int q4 = Omx::nqf(M);
-  const int rows = full ? L + 1 : 1;
-  // Keep the row width when it is already wide enough and the allocation has room for the rows;
-  // otherwise re-stripe to the new width (contents are not preserved, as in HMMER).
-  if (ox.allocQ4 < q4 ||
-      static_cast<std::size_t>(ox.allocQ4) * kOmxNSCells * 4 * static_cast<std::size_t>(rows) >
-          ox.dp.size()) {
-    const int width = ox.allocQ4 < q4 ? q4 : ox.allocQ4;
-    const std::size_t need =
-        static_cast<std::size_t>(width) * kOmxNSCells * 4 * static_cast<std::size_t>(rows);
-    if (ox.dp.size() < need) ox.dp.resize(need, 0.0f);
-    ox.allocQ4 = width;
+  const auto rows = static_cast<std::size_t>(full ? L + 1 : 1);
+  // Keep the row width when it is wide enough and the allocation has room for the rows. Otherwise
+  // re-stripe to this model's width (contents are not preserved, as in HMMER), reallocating only when
+  // the allocation is too small for that: a matrix reused after a longer model then never holds rows
+  // wider than the model needs.
+  if (ox.allocQ4 < q4 || ox.row_stride() * rows > ox.dp.size()) {
+    const std::size_t need = static_cast<std::size_t>(q4) * kOmxNSCells * 4 * rows;
+    ox.dp.grow(need);  // in place: pages already in use are not copied or touched (page_buffer.hpp)
+    ox.allocQ4 = q4;
   }
   ox.validR = static_cast<int>(ox.dp.size() / ox.row_stride());
   if (ox.allocXR < L + 1) {
-    ox.xmx.resize(static_cast<std::size_t>(L + 1) * kOmxNXCells, 0.0f);
+    ox.xmx.grow(static_cast<std::size_t>(L + 1) * kOmxNXCells);
     ox.allocXR = L + 1;
   }
   ox.M = 0;

@@ -8,7 +8,9 @@
 //     bit-identical). vf4::Native is Sse when __SSE2__ is defined, else Portable.
 //   - Omx: the matrix. Full mode keeps rows 0..L; parser mode keeps a single row (row 0) that the DP
 //     overwrites in place. Special states (E N J B C SCALE) are always stored for every row 0..L.
-//   - grow_to / make_omx: allocation as p7_omx_Create / p7_omx_GrowTo.
+//   - grow_to / make_omx: allocation as p7_omx_Create / p7_omx_GrowTo. The rows and specials are
+//     PageBuffers (core/page_buffer.hpp): growing keeps the pages already in use, as HMMER's realloc,
+//     and never writes the new part (it reads as zero until the DP writes it).
 //
 // Layout (identical to HMMER's dpf/xmx):
 //   Q = nqf(M) = max(2, (M-1)/4 + 1) vectors per state per row. Model node k (1..M) lives in vector
@@ -22,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/page_buffer.hpp"
 #include "hmm/common.hpp"
 
 #if defined(__SSE2__)
@@ -118,8 +121,8 @@ struct Omx {
   int validR = 0;   ///< dp rows available: L+1 in full mode, 1 in parser mode (HMMER's validR)
   int allocXR = 0;  ///< xmx rows available (>= L+1)
 
-  AlignedVector<float> dp;   ///< validR rows of allocQ4 * 3 vectors (4 floats each)
-  AlignedVector<float> xmx;  ///< allocXR rows of 6 special cells
+  PageBuffer<float> dp;   ///< validR rows of allocQ4 * 3 vectors (4 floats each)
+  PageBuffer<float> xmx;  ///< allocXR rows of 6 special cells
 
   float totscale = 0.0f;       ///< log of the product of all scale factors (nats)
   bool has_own_scales = true;  ///< false for a Backward matrix that uses the Forward matrix's scales

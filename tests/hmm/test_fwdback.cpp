@@ -353,6 +353,32 @@ TEST(HmmFwdBack, WideMatrixReusedForSmallerModel) {
     }
 }
 
+TEST(HmmFwdBack, GrowToRestripesNarrowWhenWideRowsDoNotFit) {
+  // A matrix used by a long model keeps its wide rows while they fit; when a shorter model needs more
+  // rows than fit at that width, it is re-striped to the shorter model's width (not wide x rows), and
+  // growth in place keeps the DP's results.
+  Omx ox = make_omx(2000, 10, true);  // 500 vectors per state, 11 rows
+  EXPECT_EQ(ox.allocQ4, 500);
+  const std::size_t wide_size = ox.dp.size();
+  grow_to(ox, 40, 10, true);  // fits at the wide width: kept
+  EXPECT_EQ(ox.allocQ4, 500);
+  EXPECT_EQ(ox.dp.size(), wide_size);
+  grow_to(ox, 40, 400, true);  // 401 rows of Q = 10 fit in the allocation: narrow, no growth
+  EXPECT_EQ(ox.allocQ4, 10);
+  EXPECT_EQ(ox.dp.size(), wide_size);
+  EXPECT_GE(ox.validR, 401);
+  grow_to(ox, 40, 5000, true);  // more than fits: grows to exactly Q = 10 x 5001 rows
+  EXPECT_EQ(ox.allocQ4, 10);
+  EXPECT_EQ(ox.dp.size(), static_cast<std::size_t>(10) * kOmxNSCells * 4 * 5001);
+  EXPECT_EQ(ox.validR, 5001);
+
+  std::mt19937 rng(9);
+  Model m = hmmtest::random_configured_model(5, 40, 300);
+  const Dsq dsq = h2test::planted_dsq(rng, m.hmm, 300, 2);
+  FlushToZeroScope ftz;
+  Omx fresh = make_omx(40, 300, true);
+  EXPECT_EQ(bits(forward(dsq, 300, m.om, ox)), bits(forward(dsq, 300, m.om, fresh)));
+}
 TEST(HmmFwdBack, RealModelsOnRealSequences) {
   WS_REQUIRE_TESTDATA("hmm/fn3.hmm");
   WS_REQUIRE_TESTDATA("prot/globins45.fa");
