@@ -127,37 +127,47 @@ struct Engine {
         ++tp;
       }
 
+      // The D states' contribution to E (HMMER: a last sweep xEv = D(q) + xEv over q = 0..Q-1, after the
+      // passes) is summed in the pass that leaves the D values final, from the values it stores: the
+      // same adds in the same order, overlapping that pass's D->D product chain instead of adding a
+      // sweep of its own. xEm: the M states' sum, where every pass's sum starts.
+      const V xEm = xEv;
       if (om.M < 100) {
-        // Fully serialized: three more passes extending only the D->D component.
+        // Fully serialized: three more passes extending only the D->D component; the third is final.
         for (int j = 1; j < 4; ++j) {
           dcv = Ops::rightshift(dcv, zerov);
           tp = 7 * Q;
+          V acc = xEm;
           for (int q = 0; q < Q; ++q) {
-            stc(dpc, q, kOmxD, Ops::add(dcv, ldc(dpc, q, kOmxD)));
+            const V sv = Ops::add(dcv, ldc(dpc, q, kOmxD));
+            stc(dpc, q, kOmxD, sv);
+            acc = Ops::add(sv, acc);
             dcv = Ops::mul(dcv, ldv(tfv, tp));
             ++tp;
           }
+          xEv = acc;
         }
       } else {
-        // Same passes, stopping early once a pass changes no D value (sv > old D in no lane).
+        // Same passes, stopping early once a pass changes no D value (sv > old D in no lane): the last
+        // pass run, the third or one that changed nothing (so stored the final values), gives the sum.
         for (int j = 1; j < 4; ++j) {
           dcv = Ops::rightshift(dcv, zerov);
           tp = 7 * Q;
           bool changed = false;
+          V acc = xEm;
           for (int q = 0; q < Q; ++q) {
             const V old = ldc(dpc, q, kOmxD);
             const V sv = Ops::add(dcv, old);
             changed = changed || Ops::any_gt(sv, old);
             stc(dpc, q, kOmxD, sv);
+            acc = Ops::add(sv, acc);
             dcv = Ops::mul(dcv, ldv(tfv, tp));
             ++tp;
           }
+          xEv = acc;
           if (!changed) break;
         }
       }
-
-      // D's contribute to E in Forward.
-      for (int q = 0; q < Q; ++q) xEv = Ops::add(ldc(dpc, q, kOmxD), xEv);
       xE = Ops::hsum(xEv);
 
       xN = xN * om.xf[kON][kOLoop];
@@ -349,7 +359,7 @@ struct Engine {
       }
 
       // Phase 4: finish the D->D paths (three more serialized passes).
-      for (int j = 1; j < 4; ++j) {
+      for (int j = 1; j < 3; ++j) {
         dcv = Ops::leftshift(dcv, zerov);
         tp = 8 * Q - 1;
         for (int q = Q - 1; q >= 0; --q) {
@@ -358,15 +368,27 @@ struct Engine {
           stc(dpc, q, kOmxD, Ops::add(ldc(dpc, q, kOmxD), dcv));
         }
       }
-
-      // Phase 5: M->D paths.
-      dcv = Ops::leftshift(ldc(dpc, 0, kOmxD), zerov);
-      tp = 7 * Q - 3;
-      for (int q = Q - 1; q >= 0; --q) {
-        stc(dpc, q, kOmxM, Ops::add(ldc(dpc, q, kOmxM), Ops::mul(dcv, ldv(tfv, tp))));
-        tp -= 7;
-        dcv = ldc(dpc, q, kOmxD);
+      // The third pass also does phase 5, the M->D paths, M(q) += D(q+1) * tMD(q) (D(0) shifted one lane
+      // for q = Q-1), each as soon as the D it reads is final (HMMER: a sweep of its own after the
+      // passes): every M cell still gets the one add of the same product, and the sweep's work overlaps
+      // the pass's product chain.
+      dcv = Ops::leftshift(dcv, zerov);
+      tp = 8 * Q - 1;
+      dcv = Ops::mul(dcv, ldv(tfv, tp));
+      --tp;
+      V dnext = Ops::add(ldc(dpc, Q - 1, kOmxD), dcv);  // D(q+1), final
+      stc(dpc, Q - 1, kOmxD, dnext);
+      for (int q = Q - 2; q >= 0; --q) {
+        dcv = Ops::mul(dcv, ldv(tfv, tp));
+        --tp;
+        const V dq = Ops::add(ldc(dpc, q, kOmxD), dcv);
+        stc(dpc, q, kOmxD, dq);
+        stc(dpc, q, kOmxM, Ops::add(ldc(dpc, q, kOmxM), Ops::mul(dnext, ldv(tfv, 7 * q + kOMD))));
+        dnext = dq;
       }
+      stc(dpc, Q - 1, kOmxM,
+          Ops::add(ldc(dpc, Q - 1, kOmxM),
+                   Ops::mul(Ops::leftshift(ldc(dpc, 0, kOmxD), zerov), ldv(tfv, 7 * (Q - 1) + kOMD))));
 
       // Sparse rescaling: Forward's factors, unless B overflows them, then our own from here on.
       if (static_cast<double>(xB) > 1.0e16) bck.has_own_scales = true;
