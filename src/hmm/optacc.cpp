@@ -246,15 +246,22 @@ float oa_fill(const OProfile& om, const Omx& pp, Omx& ox) {
       Ops::store(at(dpc, q, kOmxD), d);
       dcv = Ops::mask(tfv(7 * Q + q), d);
     }
-    for (int j = 1; j < 4; ++j) {
+    for (int j = 1; j < 3; ++j) {
       dcv = Ops::rightshift(dcv, infv);
       for (int q = 0; q < Q; ++q) {
         Ops::store(at(dpc, q, kOmxD), Ops::max(dcv, Ops::load(at(dpc, q, kOmxD))));
         dcv = Ops::mask(tfv(7 * Q + q), dcv);
       }
     }
-
-    for (int q = 0; q < Q; ++q) xEv = Ops::max(xEv, Ops::load(at(dpc, q, kOmxD)));
+    // The third pass leaves the D values final, and E takes their maximum as they are stored (HMMER:
+    // a sweep xEv = max(xEv, D(q)) of its own after the passes; the same maxima in the same order).
+    dcv = Ops::rightshift(dcv, infv);
+    for (int q = 0; q < Q; ++q) {
+      const V d = Ops::max(dcv, Ops::load(at(dpc, q, kOmxD)));
+      Ops::store(at(dpc, q, kOmxD), d);
+      xEv = Ops::max(xEv, d);
+      dcv = Ops::mask(tfv(7 * Q + q), dcv);
+    }
     ox.x(i, kOmxE) = Ops::hmax(xEv);
 
     float t1 = (om.xf[kOJ][kOLoop] == 0.0f) ? 0.0f : ox.x(i - 1, kOmxJ) + pp.x(i, kOmxJ);
