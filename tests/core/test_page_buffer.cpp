@@ -63,7 +63,8 @@ TEST(PageBuffer, CopiesAreDeepAndEqual) {
   PageBuffer<float> d;
   d = a;
   EXPECT_TRUE(d == a);
-  d = d;  // self-assignment keeps the contents
+  const PageBuffer<float>& same = d;
+  d = same;  // self-assignment keeps the contents
   EXPECT_TRUE(d == a);
   PageBuffer<float> e;
   e.grow(4999);
