@@ -81,7 +81,10 @@ ScoringMatrix choose_matrix(const SwsearchCliOptions& o) {
   if (o.dna && matrix_given && match_given)
     throw Error(ErrorKind::kUsage, "give either --matrix (a nucleotide matrix file) or --match/--mismatch");
   if (o.dna && !matrix_given) return ScoringMatrix::dna(o.match, o.mismatch);
-  if (!ScoringMatrix::is_builtin(o.matrix) && !std::filesystem::exists(o.matrix)) {
+  // A bare name (no '/') that is neither built in nor a file is a mistyped matrix name (usage); a path
+  // that does not exist is left to ScoringMatrix::load, an I/O error naming the file (as in align).
+  if (!ScoringMatrix::is_builtin(o.matrix) && o.matrix.find('/') == std::string::npos &&
+      !std::filesystem::exists(o.matrix)) {
     throw Error(ErrorKind::kUsage, fmt::format("--matrix {}: not a built-in matrix ({}) nor a matrix file",
                                                o.matrix, fmt::join(ScoringMatrix::builtin_names(), ", ")));
   }

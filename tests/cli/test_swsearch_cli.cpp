@@ -371,6 +371,7 @@ TEST_F(SwsearchCli, ErrorsExitWithTheirStatusAndLeaveNoOutput) {
       {"--query " + shell_quote(dir / "missing.fa") + " --db " + db, 3, "missing.fa"},
       {"--query " + q3 + " --db " + shell_quote(dir / "missing_db.fa"), 3, "missing_db.fa"},
       {qd + " --matrix NOSUCH", 2, "--matrix NOSUCH"},
+      {qd + " --matrix " + shell_quote(dir / "no_such.mat"), 3, "no_such.mat"},  // a path: I/O error
       {qd + " --outfmt '6 qseqid nosuchfield'", 2, "nosuchfield"},
       {qd + " --outfmt 5", 2, "--outfmt"},
       {qd + " --noalign --outfmt '6 qseqid qstart'", 2, "qstart"},
