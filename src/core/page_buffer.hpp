@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -71,6 +72,7 @@ class PageBuffer {
   /// Makes size() at least n (never shrinks); see the file comment for what the elements hold.
   void grow(std::size_t n) {
     if (n <= size_) return;
+    if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_alloc();  // n * sizeof(T) would wrap
     if (n * sizeof(T) > mapped_) data_ = static_cast<T*>(detail::page_grow(data_, &mapped_, n * sizeof(T)));
     size_ = n;
   }

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <utility>
 
 #include "core/page_buffer.hpp"
@@ -48,6 +49,16 @@ TEST(PageBuffer, GrowthKeepsContentsAndZeroesTheRest) {
     }
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b.data()) % page(), 0U);
   }
+}
+
+TEST(PageBuffer, SizesPastTheAddressSpaceAreRefused) {
+  PageBuffer<double> b;
+  b.grow(3);
+  b[2] = 1.5;
+  EXPECT_THROW(b.grow(static_cast<std::size_t>(-1) / sizeof(double) + 1), std::bad_alloc);  // bytes wrap
+  EXPECT_THROW(b.grow(static_cast<std::size_t>(-1) / sizeof(double)), std::bad_alloc);      // too large
+  EXPECT_EQ(b.size(), 3U);  // unchanged, still usable
+  EXPECT_EQ(b[2], 1.5);
 }
 
 TEST(PageBuffer, CopiesAreDeepAndEqual) {
