@@ -294,6 +294,7 @@ class GpuFilterEngine final : public FilterEngine {
                        [&](uint32_t a, uint32_t b) { return len_[a] > len_[b]; });
     }
     ssv_lists_M_ = -1;
+    ssv_lists_core_ = -1;
     if (chunks_.size() == 1) ensure_chunk(0);
     tjb_scale_ = -1.0f;
     move_key_ = {-1.0f, -1.0f};
@@ -495,35 +496,64 @@ class GpuFilterEngine final : public FilterEngine {
 
   // SSV segments (filter_kernels.cuh): a target longer than 2 * core rows is cut into parts owning `core`
   // rows each, every part but the first starting at least M - 1 rows before its owned rows (rounded down to a
-  // multiple of 4 for the kernels' 4-residue loads).
+  // multiple of 4 for the kernels' 4-residue loads). The lists depend on M only through core = max(4 M, 2048)
+  // and the start offsets of the cut targets, so they are kept while both stay (all models of M <= 512 share
+  // one set). Built without sorting the whole list: the uncut targets keep all_items_' longest-first order,
+  // the few segments of cut targets are sorted and merged in (the order only schedules the work: a target's
+  // result is the maximum over its segments).
   void build_ssv_lists() {
     const int M = om_.M;
-    if (ssv_lists_M_ == M) return;
     const int64_t core = (std::max<int64_t>(4 * static_cast<int64_t>(M), 2048) + 3) & ~int64_t{3};
+    if (ssv_lists_core_ == core && (ssv_lists_M_ == M || !ssv_lists_cut_)) return;
+    bool any_cut = false;
     ssv_items_.assign(chunks_.size(), {});
     ssv_spans_.assign(chunks_.size(), {});
     for (std::size_t c = 0; c < chunks_.size(); ++c) {
-      std::vector<std::pair<uint32_t, int2>> segs;
+      std::vector<std::pair<uint32_t, int2>> cut;  // segments of the cut targets
+      std::vector<uint32_t>& items = ssv_items_[c];
+      std::vector<int2>& spans = ssv_spans_[c];
+      items.reserve(all_items_[c].size());
+      spans.reserve(all_items_[c].size());
       for (uint32_t s : all_items_[c]) {
         const int64_t L = len_[s];
         if (L <= 2 * core) {
-          segs.push_back({s, make_int2(0, static_cast<int>(L))});
+          items.push_back(s);
+          spans.push_back(make_int2(0, static_cast<int>(L)));
           continue;
         }
         for (int64_t a = 0; a < L; a += core) {
           const int64_t b = std::min(L, a + core);
           const int64_t start = a == 0 ? 0 : std::max<int64_t>(0, (a - (M - 1)) & ~int64_t{3});
-          segs.push_back({s, make_int2(static_cast<int>(start), static_cast<int>(b - start))});
+          cut.push_back({s, make_int2(static_cast<int>(start), static_cast<int>(b - start))});
         }
       }
-      std::stable_sort(segs.begin(), segs.end(),
+      if (cut.empty()) continue;
+      any_cut = true;
+      std::stable_sort(cut.begin(), cut.end(),
                        [](const auto& x, const auto& y) { return x.second.y > y.second.y; });
-      for (const auto& [s, span] : segs) {
-        ssv_items_[c].push_back(s);
-        ssv_spans_[c].push_back(span);
+      // Merge the two longest-first lists.
+      std::vector<uint32_t> mi;
+      std::vector<int2> ms;
+      mi.reserve(items.size() + cut.size());
+      ms.reserve(items.size() + cut.size());
+      std::size_t i = 0, j = 0;
+      while (i < items.size() || j < cut.size()) {
+        if (j == cut.size() || (i < items.size() && spans[i].y >= cut[j].second.y)) {
+          mi.push_back(items[i]);
+          ms.push_back(spans[i]);
+          ++i;
+        } else {
+          mi.push_back(cut[j].first);
+          ms.push_back(cut[j].second);
+          ++j;
+        }
       }
+      items = std::move(mi);
+      spans = std::move(ms);
     }
     ssv_lists_M_ = M;
+    ssv_lists_core_ = core;
+    ssv_lists_cut_ = any_cut;
     ssv_uploaded_ = static_cast<std::size_t>(-1);
   }
 
@@ -732,6 +762,8 @@ class GpuFilterEngine final : public FilterEngine {
   // The SSV work lists of the current model length: per chunk, segment target ids and (first row, rows),
   // longest first (build_ssv_lists); ssv_uploaded_: the chunk whose lists d_ssv_* hold.
   int ssv_lists_M_ = -1;
+  int64_t ssv_lists_core_ = -1;  // core of the lists held
+  bool ssv_lists_cut_ = false;   // whether they cut a target (then they depend on M as well)
   std::vector<std::vector<uint32_t>> ssv_items_;
   std::vector<std::vector<int2>> ssv_spans_;
   std::size_t ssv_uploaded_ = static_cast<std::size_t>(-1);
