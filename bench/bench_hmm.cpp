@@ -13,12 +13,14 @@
 // peers' come from hmmsearch's own "Internal pipeline statistics summary" (Query model(s) ... (M
 // nodes), Target sequences ... (N residues searched)), so both sides count what they actually searched.
 //
-// Per-filter entries (cpu-hmm-msv, cpu-hmm-viterbi, cpu-hmm-forward): untimed setup in the run's child
-// (read the models, p7_ProfileConfig local L=100 + p7_oprofile_Convert, read and digitize the input,
-// one OProfile copy and one Omx per thread); the timed region is, for every model and every non-empty
+// Per-filter entries (cpu-hmm-msv, cpu-hmm-viterbi, cpu-hmm-forward, cpu-hmm-forward-pair): untimed setup in
+// the run's child (read the models, p7_ProfileConfig local L=100 + p7_oprofile_Convert, read and digitize the
+// input, one OProfile copy and one Omx per thread); the timed region is, for every model and every non-empty
 // sequence, what the pipeline does for that stage: reconfig_length(om, L) (each thread its own OProfile
 // copy), then msv_filter / viterbi_filter / grow_to + forward_parser. Threads run parallel_for chunks of
-// kGrain sequences under FlushToZeroScope (HMMER's impl_Init).
+// kGrain sequences under FlushToZeroScope (HMMER's impl_Init). cpu-hmm-forward-pair computes the same
+// scores with forward_parser_scores (two targets at a time, each chunk's targets paired longest first, as
+// the GPU pipeline's Forward filter; no per-target reconfig_length: the pairs carry their lengths).
 //
 // Whole searches (hmmsearch, hmmsearch-max): hmmsearch::search() with --noali, the main report and the
 // --tblout table written to files under the run's scratch directory; the timed region is the whole call
@@ -37,6 +39,7 @@
 //                            part of it).
 // Peer times include process start, reading the model and the FASTA input (peer:esl-seqstat shows the
 // reading cost) and writing the report, so their GCUPS understate the filters' own speed a little.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -52,6 +55,7 @@
 
 #include "hmm/abc.hpp"
 #include "hmm/bg.hpp"
+#include "hmm/fwd_pair.hpp"
 #include "hmm/fwdback.hpp"
 #include "hmm/hmm.hpp"
 #include "hmm/hmmfile.hpp"
@@ -98,13 +102,17 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-enum class Stage { kMsv, kViterbi, kForward };
+enum class Stage { kMsv, kViterbi, kForward, kForwardPair };
 
 // One thread's private copies: the profile (reconfigured for every target length) and the Forward
 // parser matrix.
 struct ThreadState {
   hmm::OProfile om;
   hmm::Omx ox;
+  hmm::FwdPairScratch pair;
+  std::vector<hmm::FwdPairTarget> targets;
+  std::vector<std::size_t> ids;
+  std::vector<float> out;
 };
 
 // Thread states handed to chunks: a chunk takes a free one and gives it back, so at most one copy per
@@ -177,6 +185,23 @@ Work stage_run(const Context& ctx, Stage stage) {
     pool.parallel_for(n, kGrain, [&](std::size_t begin, std::size_t end) {
       const hmm::FlushToZeroScope ftz;
       std::unique_ptr<ThreadState> s = states.take();
+      if (stage == Stage::kForwardPair) {
+        // As the GPU pipeline's Forward filter: the chunk's targets sorted longest first, neighbours paired.
+        s->ids.clear();
+        for (std::size_t i = begin; i < end; ++i)
+          if (db.seqs[i].L > 0) s->ids.push_back(i);
+        std::stable_sort(s->ids.begin(), s->ids.end(),
+                         [&](std::size_t a, std::size_t b) { return db.seqs[a].L > db.seqs[b].L; });
+        s->targets.clear();
+        for (const std::size_t i : s->ids)
+          s->targets.push_back(
+              hmm::fwd_pair_target(prototype, db.seqs[i].dsq.data(), static_cast<int>(db.seqs[i].L)));
+        s->out.resize(s->targets.size());
+        hmm::forward_parser_scores(prototype, s->targets, s->out, s->pair, s->ox);
+        for (std::size_t k = 0; k < s->ids.size(); ++k) scores[s->ids[k]] = s->out[k];
+        states.give_back(std::move(s));
+        return;
+      }
       for (std::size_t i = begin; i < end; ++i) {
         const hmm::TargetSeq& t = db.seqs[i];
         if (t.L == 0) continue;  // the pipeline never scores empty targets
@@ -189,6 +214,7 @@ Work stage_run(const Context& ctx, Stage stage) {
             hmm::grow_to(s->ox, s->om.M, L, false);
             scores[i] = hmm::forward_parser(t.dsq, L, s->om, s->ox);
             break;
+          case Stage::kForwardPair: break;  // (above)
         }
       }
       states.give_back(std::move(s));
@@ -320,6 +346,15 @@ const Registration kForward{{
     .description = "Forward parser (float striped, SSE) of the model vs every input sequence",
     .headline = Headline::kCells,
     .body = InternalRun{[](const Context& ctx) { return stage_run(ctx, Stage::kForward); }},
+    .unavailable = model_unavailable,
+}};
+
+const Registration kForwardPair{{
+    .name = "cpu-hmm-forward-pair",
+    .description = "Forward parser scores two targets at a time (fwd_pair.hpp, AVX2 where available) of the "
+                   "model vs every input sequence",
+    .headline = Headline::kCells,
+    .body = InternalRun{[](const Context& ctx) { return stage_run(ctx, Stage::kForwardPair); }},
     .unavailable = model_unavailable,
 }};
 

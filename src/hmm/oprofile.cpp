@@ -355,18 +355,18 @@ uint8_t msv_tjb_for_length(const OProfile& om, int L) {
   return unbiased_byteify(om, std::log(3.0f / static_cast<float>(L + 3)));
 }
 
-namespace {
-float rest_pmove(const OProfile& om, int L) {
+float rest_move_probability(const OProfile& om, int L) {
   return (2.0f + om.nj) / (static_cast<float>(L) + 2.0f + om.nj);
 }
-}  // namespace
 
-int16_t vit_move_for_length(const OProfile& om, int L) { return wordify(om, std::log(rest_pmove(om, L))); }
+int16_t vit_move_for_length(const OProfile& om, int L) {
+  return wordify(om, std::log(rest_move_probability(om, L)));
+}
 
 void reconfig_msv_length(OProfile& om, int L) { om.tjb_b = msv_tjb_for_length(om, L); }
 
 void reconfig_rest_length(OProfile& om, int L) {
-  const float pmove = rest_pmove(om, L);
+  const float pmove = rest_move_probability(om, L);
   const float ploop = 1.0f - pmove;
   om.xf[kON][kOLoop] = om.xf[kOC][kOLoop] = om.xf[kOJ][kOLoop] = ploop;
   om.xf[kON][kOMove] = om.xf[kOC][kOMove] = om.xf[kOJ][kOMove] = pmove;

@@ -184,6 +184,9 @@ void reconfig_rest_length(OProfile& om, int L);
 /// against one profile (the GPU filters) use these to configure each target exactly as reconfig_length.
 uint8_t msv_tjb_for_length(const OProfile& om, int L);
 int16_t vit_move_for_length(const OProfile& om, int L);
+/// The N/C/J MOVE probability reconfig_rest_length sets for length L (xf[kON/kOC/kOJ][kOMove]; their LOOP is
+/// 1.0f minus it), with om's current nj.
+float rest_move_probability(const OProfile& om, int L);
 /// p7_oprofile_ReconfigMultihit / ReconfigUnihit (then reconfig_length).
 void reconfig_multihit(OProfile& om, int L);
 void reconfig_unihit(OProfile& om, int L);
