@@ -136,27 +136,53 @@ FrontResult Pipeline::front_stages(const OProfile& om, const Bg& bg, const Dsq& 
   return f;
 }
 
-void Pipeline::back_stages(OProfile& om, const Bg& bg, const Dsq& dsq, int L, const FrontResult& front,
-                           FilterScore vit, const PipelineTarget& target, TopHits& hits) {
-  const float nullsc = front.nullsc;
-  const float filtersc = front.filtersc;
-  float seq_score = 0.0f;
-  double P = 0.0;
+bool Pipeline::back_viterbi(const OProfile& om, const FrontResult& front, FilterScore vit) {
+  if (front.decision == FrontDecision::kStop) return false;
+  return passes_viterbi(om, front, vit);
+}
+
+void Pipeline::back_forward(OProfile& om, Bg& bg, const Dsq& dsq, int64_t L, const FrontResult& front,
+                            float fwdsc, const PipelineTarget& target, TopHits& hits) {
+  if (front.decision == FrontDecision::kStop || L == 0) return;
+  if (report_.Z_setby == ZSetBy::kNTargets) report_.Z = static_cast<double>(target.seqidx + 1);  // as back()
+  set_length(bg, static_cast<int>(L));
+  reconfig_length(om, static_cast<int>(L));
+  after_forward(om, bg, dsq, static_cast<int>(L), front, fwdsc, false, target, hits);
+  ddef_.reuse();
+}
+
+bool Pipeline::passes_viterbi(const OProfile& om, const FrontResult& front, FilterScore vit) {
   // Stage 2: Viterbi filter.
   if (front.decision == FrontDecision::kViterbi) {
-    seq_score = nats_to_bits(vit.score, filtersc);
-    P = gumbel_surv(seq_score, om.evparam[kVMu], om.evparam[kVLambda]);
-    if (P > options_.F2) return;
+    const float seq_score = nats_to_bits(vit.score, front.filtersc);
+    const double P = gumbel_surv(seq_score, om.evparam[kVMu], om.evparam[kVLambda]);
+    if (P > options_.F2) return false;
   }
   counts_.n_past_vit++;
+  return true;
+}
 
+void Pipeline::back_stages(OProfile& om, const Bg& bg, const Dsq& dsq, int L, const FrontResult& front,
+                           FilterScore vit, const PipelineTarget& target, TopHits& hits) {
+  if (!passes_viterbi(om, front, vit)) return;
   // Stage 3: Forward parser.
   grow_to(oxf_, om.M, L, false);
   const float fwdsc = forward_parser(dsq, L, om, oxf_);
-  seq_score = nats_to_bits(fwdsc, filtersc);
-  P = exp_surv(seq_score, om.evparam[kFTau], om.evparam[kFLambda]);
+  after_forward(om, bg, dsq, L, front, fwdsc, true, target, hits);
+}
+
+void Pipeline::after_forward(OProfile& om, const Bg& bg, const Dsq& dsq, int L, const FrontResult& front,
+                             float fwdsc, bool oxf_filled, const PipelineTarget& target, TopHits& hits) {
+  const float nullsc = front.nullsc;
+  const float filtersc = front.filtersc;
+  float seq_score = nats_to_bits(fwdsc, filtersc);
+  double P = exp_surv(seq_score, om.evparam[kFTau], om.evparam[kFLambda]);
   if (P > options_.F3) return;
   counts_.n_past_fwd++;
+  if (!oxf_filled) {  // the parser matrix Backward and domain definition read (its score is fwdsc)
+    grow_to(oxf_, om.M, L, false);
+    (void)forward_parser(dsq, L, om, oxf_);
+  }
 
   // Backward parser, then domain definition.
   grow_to(oxb_, om.M, L, false);

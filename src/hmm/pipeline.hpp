@@ -127,6 +127,16 @@ class Pipeline {
   void back(OProfile& om, Bg& bg, const Dsq& dsq, int64_t L, const FrontResult& front, FilterScore vit,
             const PipelineTarget& target, TopHits& hits);
 
+  /// back() split at the Forward filter, for callers that compute the Forward parser's scores of many
+  /// targets together (fwd_pair.hpp): back_viterbi is back()'s Viterbi filter decision, true when the
+  /// target goes on to the Forward filter (counts n_past_vit; false for a kStop front); back_forward is the
+  /// rest of back() given `fwdsc`, forward_parser's score of the target with om configured for length L
+  /// (it runs forward_parser again for Backward only when the target passes the Forward filter). The two
+  /// together on every target count and report what back() does.
+  bool back_viterbi(const OProfile& om, const FrontResult& front, FilterScore vit);
+  void back_forward(OProfile& om, Bg& bg, const Dsq& dsq, int64_t L, const FrontResult& front, float fwdsc,
+                    const PipelineTarget& target, TopHits& hits);
+
   const PipelineOptions& options() const { return options_; }
   const ReportOptions& report() const { return report_; }
   const PipelineCounts& counts() const { return counts_; }
@@ -137,6 +147,12 @@ class Pipeline {
   FrontResult front_stages(const OProfile& om, const Bg& bg, const Dsq& dsq, int L, FilterScore msv);
   void back_stages(OProfile& om, const Bg& bg, const Dsq& dsq, int L, const FrontResult& front,
                    FilterScore vit, const PipelineTarget& target, TopHits& hits);
+  // Stage 2's decision (counts n_past_vit when it passes).
+  bool passes_viterbi(const OProfile& om, const FrontResult& front, FilterScore vit);
+  // From the Forward filter decision on: oxf_filled says whether oxf_ holds forward_parser's matrix of
+  // this target (else it is recomputed when the target passes).
+  void after_forward(OProfile& om, const Bg& bg, const Dsq& dsq, int L, const FrontResult& front, float fwdsc,
+                     bool oxf_filled, const PipelineTarget& target, TopHits& hits);
 
   PipelineOptions options_;
   ReportOptions report_;

@@ -36,6 +36,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <deque>
@@ -58,6 +59,7 @@
 #include "dist/shard.hpp"
 #include "hmm/bg.hpp"
 #include "hmm/filter_engine.hpp"
+#include "hmm/fwd_pair.hpp"
 #include "hmm/fwdback.hpp"
 #include "hmm/hmmfile.hpp"
 #include "hmm/oprofile.hpp"
@@ -640,6 +642,17 @@ constexpr std::size_t kChunkSeqs = 64;
 // Models searched at the same time (search()). Two are enough to keep the threads busy while one model
 // finishes its longest targets; each adds its workers' DP matrices to the peak memory.
 constexpr std::size_t kModelsInFlight = 2;
+// With filter engines (GPUs) the same by default; WARPSEARCH_HMM_GPU_MODELS_IN_FLIGHT=N (1..64) sets it (a
+// measurement knob: more models in flight queue more engine calls while the threads run back stages; the
+// outputs are the same for any N).
+std::size_t engine_models_in_flight() {
+  std::size_t n = kModelsInFlight;
+  if (const char* env = std::getenv("WARPSEARCH_HMM_GPU_MODELS_IN_FLIGHT")) {
+    const unsigned long v = std::strtoul(env, nullptr, 10);
+    if (v >= 1 && v <= 64) n = v;
+  }
+  return n;
+}
 
 // What one worker needs for one model: its own pipeline, null model and profile (both are reconfigured
 // for each target length).
@@ -652,6 +665,8 @@ struct WorkerState {
   Pipeline pipeline;
   OProfile om;
   Bg bg;
+  FwdPairScratch fwd_pair;  // the two-target Forward parser's row (search_model_engines)
+  Omx fwd_fallback;         // forward_parser's matrix for its rare fallbacks
 };
 
 // Worker states handed out to chunks: a chunk takes a free one (or creates one) and gives it back.
@@ -774,6 +789,8 @@ ModelSearch search_model(const Hmm& hmm, const TargetDb& db, std::size_t first, 
 // and survivors per back chunk (each costs a Forward/Backward pass and domain definition).
 constexpr std::size_t kFrontChunkSeqs = 1024;
 constexpr std::size_t kBackChunkSeqs = 8;
+// Target pairs per chunk of the Forward filter (each pair costs about two Forward passes).
+constexpr std::size_t kFwdPairsPerChunk = 2;
 
 // One filter engine with its share [begin, end) of the database (indices into TargetDb::seqs).
 struct EngineSlot {
@@ -786,12 +803,24 @@ struct EngineSlot {
 };
 using EngineSlots = std::vector<std::unique_ptr<EngineSlot>>;
 
+// Seconds an on_engines call spent waiting for the engines' mutexes (held by another model's call) and
+// running under them, the maxima over the engines (for --timing).
+struct EngineCallTimes {
+  double wait = 0.0;
+  double busy = 0.0;
+};
+
 // Runs fn(i, engines[i]) for every engine at once, one host thread each (the first on the calling thread),
 // each under its engine's mutex; waits for all, then rethrows the first engine's error in engine order.
-void on_engines(EngineSlots& engines, const std::function<void(std::size_t, EngineSlot&)>& fn) {
-  auto locked = [&fn, &engines](std::size_t i) {
+EngineCallTimes on_engines(EngineSlots& engines, const std::function<void(std::size_t, EngineSlot&)>& fn) {
+  std::vector<EngineCallTimes> times(engines.size());
+  auto locked = [&fn, &engines, &times](std::size_t i) {
+    const auto t0 = std::chrono::steady_clock::now();
     const std::lock_guard<std::mutex> lock(engines[i]->mutex);
+    const auto t1 = std::chrono::steady_clock::now();
     fn(i, *engines[i]);
+    times[i] = {std::chrono::duration<double>(t1 - t0).count(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count()};
   };
   std::vector<std::future<void>> others;
   for (std::size_t i = 1; i < engines.size(); ++i)
@@ -812,6 +841,9 @@ void on_engines(EngineSlots& engines, const std::function<void(std::size_t, Engi
     }
   }
   if (first_error) std::rethrow_exception(first_error);
+  EngineCallTimes most;
+  for (const EngineCallTimes& t : times) most = {std::max(most.wait, t.wait), std::max(most.busy, t.busy)};
+  return most;
 }
 
 // Makes the engines and gives each its share of targets [first, last) (split_work by residues; engines
@@ -938,7 +970,7 @@ ModelSearch search_model_engines(const Hmm& hmm, uint64_t serial, uint64_t model
   const std::size_t n = last - first;
   // 1. MSV filter of every target, on the engines.
   std::vector<FilterScore> msv(n);
-  on_engines(engines, [&](std::size_t, EngineSlot& e) {
+  const EngineCallTimes msv_call = on_engines(engines, [&](std::size_t, EngineSlot& e) {
     use_model(e, om, serial);
     e.engine->msv(std::span<FilterScore>(msv).subspan(e.begin - first, e.size()));
   });
@@ -948,7 +980,9 @@ ModelSearch search_model_engines(const Hmm& hmm, uint64_t serial, uint64_t model
   // 2. Fronts on the pool (om is only read).
   std::vector<FrontResult> fronts(n);
   WorkerStates states(popts, ropts, om, bg0);
+  std::atomic<int64_t> front_ns{0}, fwd_ns{0}, back_ns{0};  // thread time in the chunks (for --timing)
   pool.parallel_for(n, kFrontChunkSeqs, [&](std::size_t begin, std::size_t end) {
+    const auto c0 = std::chrono::steady_clock::now();
     const FlushToZeroScope ftz;
     std::unique_ptr<WorkerState> w = states.take();
     for (std::size_t j = begin; j < end; ++j) {
@@ -956,6 +990,8 @@ ModelSearch search_model_engines(const Hmm& hmm, uint64_t serial, uint64_t model
       fronts[j] = w->pipeline.front(om, w->bg, t.dsq, t.L, static_cast<int64_t>(first + j), msv[j]);
     }
     states.give_back(std::move(w));
+    front_ns +=
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - c0).count();
   });
 
   const double t_front = since(t1);
@@ -969,7 +1005,7 @@ ModelSearch search_model_engines(const Hmm& hmm, uint64_t serial, uint64_t model
     samples[i] = verify_sample(*engines[i], model_index, verify);
     std::erase_if(samples[i], [&](uint32_t j) { return db.seqs[engines[i]->begin + j].L == 0; });
   }
-  on_engines(engines, [&](std::size_t i, EngineSlot& e) {
+  const EngineCallTimes vit_call = on_engines(engines, [&](std::size_t i, EngineSlot& e) {
     const std::vector<uint32_t>& sample = samples[i];
     std::vector<uint32_t> ids;  // ascending local indices: the needed ones merged with the samples
     std::size_t next_sample = 0;
@@ -999,34 +1035,76 @@ ModelSearch search_model_engines(const Hmm& hmm, uint64_t serial, uint64_t model
 
   const double t_vit = since(t2);
   const auto t3 = std::chrono::steady_clock::now();
-  // 4. Backs of the survivors on the pool: chunks of kBackChunkSeqs survivors, started longest first (as
-  // search_model's chunks), hits merged in chunk (= database) order.
+  // 4. Backs of the survivors: back() in three steps, so that the Forward filter runs two targets at a
+  // time (fwd_pair.hpp; the same scores as back()'s forward_parser, bit for bit):
+  //   a. the Viterbi filter decisions (a few operations per survivor) on this thread;
+  //   b. the Forward parser's scores of the targets that reach it, in pairs of neighbouring lengths (the
+  //      list sorted longest first), kFwdPairsPerChunk pairs per chunk on the pool;
+  //   c. the rest of back() (the Forward decision; Backward and domains for the few that pass) on the pool,
+  //      chunks of kBackChunkSeqs targets in database order, the chunks with the longest started first;
+  //      hits merged in chunk (= database) order.
   std::vector<std::size_t> survivors;
   for (std::size_t j = 0; j < n; ++j)
     if (fronts[j].decision != FrontDecision::kStop) survivors.push_back(j);
-  const std::size_t nchunks = (survivors.size() + kBackChunkSeqs - 1) / kBackChunkSeqs;
+  std::vector<std::size_t> to_forward;  // database order
+  {
+    std::unique_ptr<WorkerState> w = states.take();
+    for (const std::size_t j : survivors)
+      if (w->pipeline.back_viterbi(om, fronts[j], vit[j])) to_forward.push_back(j);
+    states.give_back(std::move(w));
+  }
+  const auto t4 = std::chrono::steady_clock::now();
+  std::vector<std::size_t> by_length(to_forward.size());  // indices into to_forward, longest first
+  std::iota(by_length.begin(), by_length.end(), std::size_t{0});
+  std::stable_sort(by_length.begin(), by_length.end(), [&](std::size_t a, std::size_t b) {
+    return db.seqs[first + to_forward[a]].L > db.seqs[first + to_forward[b]].L;
+  });
+  std::vector<float> fwdsc(to_forward.size());
+  const std::size_t npairs = (to_forward.size() + 1) / 2;
+  pool.parallel_for(npairs, kFwdPairsPerChunk, [&](std::size_t begin, std::size_t end) {
+    const auto c0 = std::chrono::steady_clock::now();
+    const FlushToZeroScope ftz;
+    std::unique_ptr<WorkerState> w = states.take();
+    const std::size_t k0 = 2 * begin, k1 = std::min(to_forward.size(), 2 * end);
+    std::vector<FwdPairTarget> targets;
+    for (std::size_t k = k0; k < k1; ++k) {
+      const TargetSeq& t = db.seqs[first + to_forward[by_length[k]]];
+      targets.push_back(fwd_pair_target(om, t.dsq.data(), static_cast<int>(t.L)));
+    }
+    std::vector<float> scores(targets.size());
+    forward_parser_scores(om, targets, scores, w->fwd_pair, w->fwd_fallback);
+    for (std::size_t k = k0; k < k1; ++k) fwdsc[by_length[k]] = scores[k - k0];
+    states.give_back(std::move(w));
+    fwd_ns +=
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - c0).count();
+  });
+  const auto t5 = std::chrono::steady_clock::now();
+  const std::size_t nchunks = (to_forward.size() + kBackChunkSeqs - 1) / kBackChunkSeqs;
   std::vector<TopHits> chunk_hits(nchunks);
   std::vector<int64_t> longest(nchunks, 0);
-  for (std::size_t k = 0; k < survivors.size(); ++k)
-    longest[k / kBackChunkSeqs] = std::max(longest[k / kBackChunkSeqs], db.seqs[first + survivors[k]].L);
+  for (std::size_t k = 0; k < to_forward.size(); ++k)
+    longest[k / kBackChunkSeqs] = std::max(longest[k / kBackChunkSeqs], db.seqs[first + to_forward[k]].L);
   std::vector<std::size_t> order(nchunks);
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return longest[a] > longest[b]; });
   pool.parallel_for(nchunks, 1, [&](std::size_t begin, std::size_t end) {
+    const auto c0 = std::chrono::steady_clock::now();
     const FlushToZeroScope ftz;
     for (std::size_t c = begin; c < end; ++c) {
       const std::size_t chunk = order[c];
       std::unique_ptr<WorkerState> w = states.take();
       for (std::size_t k = chunk * kBackChunkSeqs;
-           k < std::min(survivors.size(), (chunk + 1) * kBackChunkSeqs); ++k) {
-        const std::size_t j = survivors[k];
+           k < std::min(to_forward.size(), (chunk + 1) * kBackChunkSeqs); ++k) {
+        const std::size_t j = to_forward[k];
         const TargetSeq& t = db.seqs[first + j];
         const PipelineTarget target{t.name, t.acc, t.desc, static_cast<int64_t>(first + j)};
-        w->pipeline.back(w->om, w->bg, t.dsq, t.L, fronts[j], vit[j], target, chunk_hits[chunk]);
+        w->pipeline.back_forward(w->om, w->bg, t.dsq, t.L, fronts[j], fwdsc[k], target, chunk_hits[chunk]);
       }
       states.give_back(std::move(w));
     }
+    back_ns +=
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - c0).count();
   });
 
   ModelSearch result;
@@ -1040,10 +1118,13 @@ ModelSearch search_model_engines(const Hmm& hmm, uint64_t serial, uint64_t model
     for (const std::size_t j : survivors) longest_survivor = std::max(longest_survivor, db.seqs[first + j].L);
     fmt::print(
         stderr,
-        "hmmsearch timing: {} (M {}): msv {:.3f} s, fronts {:.3f} s, viterbi {:.3f} s ({} targets), backs "
-        "{:.3f} s ({} survivors, longest {}), total {:.3f} s\n",
-        hmm.name, hmm.M, t_msv, t_front, t_vit, n_vit.load(), since(t3), survivors.size(), longest_survivor,
-        since(t0));
+        "hmmsearch timing: {} (M {}): msv {:.3f} s (waited {:.3f} s), fronts {:.3f} s (threads {:.3f} s), "
+        "viterbi {:.3f} s (waited {:.3f} s; {} targets), backs {:.3f} s ({} survivors, longest {}; Forward "
+        "filter of {}: {:.3f} s, threads {:.3f} s; then threads {:.3f} s), total {:.3f} s\n",
+        hmm.name, hmm.M, t_msv, msv_call.wait, t_front, static_cast<double>(front_ns.load()) * 1e-9, t_vit,
+        vit_call.wait, n_vit.load(), since(t3), survivors.size(), longest_survivor, to_forward.size(),
+        std::chrono::duration<double>(t5 - t4).count(), static_cast<double>(fwd_ns.load()) * 1e-9,
+        static_cast<double>(back_ns.load()) * 1e-9, since(t0));
   }
   return result;
 }
@@ -1355,6 +1436,10 @@ Summary run_search(const std::string& hmmfile, const std::string& seqdb, const O
   TargetDb db;
   std::size_t first = 0, last = 0;
   EngineSlots engines;  // the filter engines (section 2b); empty: the classic path (search_model)
+  const auto run_t0 = std::chrono::steady_clock::now();
+  auto run_seconds = [&run_t0] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - run_t0).count();
+  };
   dist::agree(world, [&] {
     TargetDbFile dbfile(seqdb);
     reader = std::make_unique<HmmReader>(hmmfile);
@@ -1366,9 +1451,17 @@ Summary run_search(const std::string& hmmfile, const std::string& seqdb, const O
       db = dbfile.read(*hmm->abc, pool);
       last = db.seqs.size();
     }
+    const double t_read = run_seconds();
     // The engines take their shares of this process's targets once, for all models.
     engines = make_engines(db, first, last, nengines, make_engine, pool);
+    if (options.timing) {
+      fmt::print(
+          stderr,
+          "hmmsearch timing: database read in {:.3f} s ({} targets), filter engines ready in {:.3f} s\n",
+          t_read, last - first, run_seconds() - t_read);
+    }
   });
+  const double t_models0 = run_seconds();
 
   // Under a query split, rank 0 tells the others which outputs it writes (they format them).
   const bool query_split = world.size() > 1 && split == dist::Split::kQueries;
@@ -1399,11 +1492,11 @@ Summary run_search(const std::string& hmmfile, const std::string& seqdb, const O
   if (world.is_root())
     for (const auto& e : engines) summary.filter_engines.push_back(e->engine->describe());
 
-  // Up to kModelsInFlight models (of this rank's, under a query split) are searched at once on the shared
-  // pool: the next model's chunks fill the threads that would otherwise wait for the last long targets of
-  // the current one. Each model's results and outputs are its own and are written strictly in file order,
-  // so the outputs are the same as one model at a time. An error reading a later model is raised after the
-  // models before it are written, as in a serial run.
+  // Up to kModelsInFlight models (engine_models_in_flight() with filter engines; of this rank's, under a
+  // query split) are searched at once on the shared pool: the next model's chunks fill the threads that would
+  // otherwise wait for the last long targets of the current one. Each model's results and outputs are its own
+  // and are written strictly in file order, so the outputs are the same as one model at a time. An error
+  // reading a later model is raised after the models before it are written, as in a serial run.
   struct InFlight {
     std::unique_ptr<Hmm> hmm;
     std::chrono::steady_clock::time_point wall0;
@@ -1462,8 +1555,9 @@ Summary run_search(const std::string& hmmfile, const std::string& seqdb, const O
     summary.models.push_back(std::move(out.result));
   };
   std::size_t nread = 0;  // models read so far
+  const std::size_t models_in_flight = engines.empty() ? kModelsInFlight : engine_models_in_flight();
   while (hmm || !in_flight.empty()) {
-    if (hmm && mine_in_flight < kModelsInFlight) {
+    if (hmm && mine_in_flight < models_in_flight) {
       InFlight f{
           std::make_unique<Hmm>(std::move(*hmm)), std::chrono::steady_clock::now(), cpu_times(), {}, true};
       f.mine = !query_split ||
@@ -1509,6 +1603,17 @@ Summary run_search(const std::string& hmmfile, const std::string& seqdb, const O
     if (read_error) std::rethrow_exception(read_error);
   });
 
+  if (options.timing) {
+    std::string engine_text;
+    for (const auto& e : engines) {
+      const FilterEngineStats& st = e->engine->stats();
+      engine_text +=
+          fmt::format("; engine {}: SSV {:.3f} s, full MSV {:.3f} s, Viterbi {:.3f} s, uploads {:.3f} s",
+                      e->index, st.ssv_seconds, st.msv_full_seconds, st.vit_seconds, st.upload_seconds);
+    }
+    fmt::print(stderr, "hmmsearch timing: models searched in {:.3f} s{}\n", run_seconds() - t_models0,
+               engine_text);
+  }
   // Tails of the tables, and the report's last line.
   const std::string cwd = current_dir();
   const std::string date = ctime_now();

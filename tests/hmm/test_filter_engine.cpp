@@ -25,6 +25,7 @@
 
 #include "hmm/bg.hpp"
 #include "hmm/filter_engine.hpp"
+#include "hmm/fwd_pair.hpp"
 #include "hmm/fwdback.hpp"
 #include "hmm/hmmfile.hpp"
 #include "hmm/msvfilter.hpp"
@@ -384,6 +385,46 @@ TEST(StagedPipeline, FrontAndBackOnOtherPipelinesEqualProcess) {
       EXPECT_GT(counts.n_past_fwd, 40u);
       // --max: F2 = 1 passes every MSV survivor straight to Forward.
       EXPECT_EQ(nviterbi > 0, !max) << nviterbi;
+
+      // Split at the Forward filter (as the engine search): back_viterbi on one pipeline, the Forward
+      // scores two at a time (forward_parser_scores, in reverse database order), back_forward on another.
+      Pipeline split_front(popts, ropts), split_vit(popts, ropts), split_back(popts, ropts);
+      Bg bgs = bg0, bgsb = bg0;
+      OProfile omsb = om0;
+      split_front.new_model(om0, bgs);
+      split_vit.new_model(om0, bgs);
+      split_back.new_model(om0, bgsb);
+      std::vector<std::size_t> to_forward;
+      for (std::size_t s = 0; s < db.seqs.size(); ++s) {
+        const TargetSeq& t = db.seqs[s];
+        reconfig_length(oml, static_cast<int>(t.L));
+        const FilterScore msv = t.L == 0 ? FilterScore{} : msv_filter(t.dsq, static_cast<int>(t.L), oml);
+        const FrontResult f = split_front.front(om0, bgs, t.dsq, t.L, static_cast<int64_t>(s), msv);
+        ASSERT_EQ(f.decision, fronts[s].decision);
+        const FilterScore vit = f.decision == FrontDecision::kViterbi
+                                    ? viterbi_filter(t.dsq, static_cast<int>(t.L), oml)
+                                    : FilterScore{};
+        if (split_vit.back_viterbi(om0, f, vit)) to_forward.push_back(s);
+      }
+      std::vector<FwdPairTarget> targets;  // reverse database order: other pairs than neighbours in order
+      for (auto it = to_forward.rbegin(); it != to_forward.rend(); ++it)
+        targets.push_back(fwd_pair_target(om0, db.seqs[*it].dsq.data(), static_cast<int>(db.seqs[*it].L)));
+      std::vector<float> reversed(targets.size());
+      FwdPairScratch ws;
+      Omx fallback = make_omx(om0.M, 1, false);
+      forward_parser_scores(om0, targets, reversed, ws, fallback);
+      const std::vector<float> scores(reversed.rbegin(), reversed.rend());
+      TopHits split_hits;
+      for (std::size_t k = 0; k < to_forward.size(); ++k) {
+        const TargetSeq& t = db.seqs[to_forward[k]];
+        split_back.back_forward(omsb, bgsb, t.dsq, t.L, fronts[to_forward[k]], scores[k],
+                                {t.name, t.acc, t.desc, static_cast<int64_t>(to_forward[k])}, split_hits);
+      }
+      PipelineCounts split_counts = split_front.counts();
+      split_counts.merge(split_vit.counts());
+      split_counts.merge(split_back.counts());
+      expect_same_counts(split_counts, classic.counts());
+      expect_same_hits(split_hits, classic_hits);
     }
   }
 }
