@@ -642,11 +642,13 @@ constexpr std::size_t kChunkSeqs = 64;
 // Models searched at the same time (search()). Two are enough to keep the threads busy while one model
 // finishes its longest targets; each adds its workers' DP matrices to the peak memory.
 constexpr std::size_t kModelsInFlight = 2;
-// With filter engines (GPUs) the same by default; WARPSEARCH_HMM_GPU_MODELS_IN_FLIGHT=N (1..64) sets it (a
-// measurement knob: more models in flight queue more engine calls while the threads run back stages; the
-// outputs are the same for any N).
+// With filter engines (GPUs): four, so that the engines have the next models' filter passes queued while
+// the threads run the back stages of earlier ones (H200, 16 cores, 24 models vs 1M targets: 6.0-6.4 s with
+// four, 7.4-8.1 s with two; docs/PERFORMANCE.md, 2026-12-02). Each in flight holds its per-target filter
+// results (about 30 bytes per target). WARPSEARCH_HMM_GPU_MODELS_IN_FLIGHT=N (1..64) sets it instead (a
+// measurement knob; the outputs are the same for any N).
 std::size_t engine_models_in_flight() {
-  std::size_t n = kModelsInFlight;
+  std::size_t n = 4;
   if (const char* env = std::getenv("WARPSEARCH_HMM_GPU_MODELS_IN_FLIGHT")) {
     const unsigned long v = std::strtoul(env, nullptr, 10);
     if (v >= 1 && v <= 64) n = v;
