@@ -19,8 +19,9 @@
 // sequence, what the pipeline does for that stage: reconfig_length(om, L) (each thread its own OProfile
 // copy), then msv_filter / viterbi_filter / grow_to + forward_parser. Threads run parallel_for chunks of
 // kGrain sequences under FlushToZeroScope (HMMER's impl_Init). cpu-hmm-forward-pair computes the same
-// scores with forward_parser_scores (two targets at a time, each chunk's targets paired longest first, as
-// the GPU pipeline's Forward filter; no per-target reconfig_length: the pairs carry their lengths).
+// scores with forward_parser_scores (groups of 2 or 4 targets, each chunk's targets grouped longest first,
+// as the GPU pipeline's Forward filter; no per-target reconfig_length: the groups carry their lengths;
+// WARPSEARCH_HMM_FWD_ISA picks the op set).
 //
 // Whole searches (hmmsearch, hmmsearch-max): hmmsearch::search() with --noali, the main report and the
 // --tblout table written to files under the run's scratch directory; the timed region is the whole call
@@ -351,8 +352,8 @@ const Registration kForward{{
 
 const Registration kForwardPair{{
     .name = "cpu-hmm-forward-pair",
-    .description = "Forward parser scores two targets at a time (fwd_pair.hpp, AVX2 where available) of the "
-                   "model vs every input sequence",
+    .description = "Forward parser scores in groups of 2 or 4 targets (fwd_pair.hpp: AVX-512F, AVX2 where "
+                   "available) of the model vs every input sequence",
     .headline = Headline::kCells,
     .body = InternalRun{[](const Context& ctx) { return stage_run(ctx, Stage::kForwardPair); }},
     .unavailable = model_unavailable,

@@ -1,9 +1,13 @@
-// fwd_pair.cpp: the two-target Forward parser (fwd_pair.hpp): the portable and SSE2 op sets, the run-time
-// choice of op set, and the pairing loop. The AVX2 op set is in fwd_pair_avx2.cpp.
+// fwd_pair.cpp: the grouped Forward parser (fwd_pair.hpp): the portable (2 and 4 targets) and SSE2 op sets,
+// the run-time choice of op set, and the grouping loop. The AVX2 and AVX-512F op sets are in
+// fwd_pair_avx2.cpp and fwd_pair_avx512.cpp.
 #include "hmm/fwd_pair.hpp"
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "hmm/fwd_pair_engine.hpp"
 #include "hmm/fwdback.hpp"
@@ -17,58 +21,81 @@
 namespace warpsearch::hmm {
 
 #if defined(__x86_64__)
-// fwd_pair_avx2.cpp (x86-64 builds only): PairEngine<Avx2 ops>::run.
+// fwd_pair_avx2.cpp / fwd_pair_avx512.cpp (x86-64 builds only): GroupEngine<their ops>::run.
 void fwd_pair_run_avx2(const FwdPairModel& m, const FwdPairTarget* tg, float* row, float* score, bool* ok);
+void fwd_pair_run_avx512(const FwdPairModel& m, const FwdPairTarget* tg, float* row, float* score, bool* ok);
 #endif
 
 namespace {
 
-// Lanes 0..3: target 0's vector, 4..7: target 1's; every op is vf4::Portable's on each half.
-struct PortablePair {
+// Target t in lanes 4t..4t+3; every op is vf4::Portable's on each target's lanes.
+template <int KT>
+struct PortableGroup {
+  static constexpr int K = KT;
+  static constexpr int N = 4 * KT;
   struct V {
-    float x[8];
+    float x[N];
   };
-  static V zero() { return V{{0, 0, 0, 0, 0, 0, 0, 0}}; }
-  static V set2(float a, float b) { return V{{a, a, a, a, b, b, b, b}}; }
-  static V bcast(const float* p) { return V{{p[0], p[1], p[2], p[3], p[0], p[1], p[2], p[3]}}; }
-  static V load2(const float* p0, const float* p1) {
-    return V{{p0[0], p0[1], p0[2], p0[3], p1[0], p1[1], p1[2], p1[3]}};
+  using Mask = V;
+  static V zero() {
+    V v;
+    for (int z = 0; z < N; ++z) v.x[z] = 0.0f;
+    return v;
+  }
+  static V set(const float* s) {
+    V v;
+    for (int z = 0; z < N; ++z) v.x[z] = s[z / 4];
+    return v;
+  }
+  static V bcast(const float* p) {
+    V v;
+    for (int z = 0; z < N; ++z) v.x[z] = p[z % 4];
+    return v;
+  }
+  static V load_rows(const float* const* rp, std::size_t off) {
+    V v;
+    for (int z = 0; z < N; ++z) v.x[z] = rp[z / 4][off + static_cast<std::size_t>(z % 4)];
+    return v;
   }
   static V load(const float* p) {
     V v;
-    for (int z = 0; z < 8; ++z) v.x[z] = p[z];
+    for (int z = 0; z < N; ++z) v.x[z] = p[z];
     return v;
   }
   static void store(float* p, V a) {
-    for (int z = 0; z < 8; ++z) p[z] = a.x[z];
+    for (int z = 0; z < N; ++z) p[z] = a.x[z];
   }
   static V add(V a, V b) {
-    for (int z = 0; z < 8; ++z) a.x[z] = a.x[z] + b.x[z];
+    for (int z = 0; z < N; ++z) a.x[z] = a.x[z] + b.x[z];
     return a;
   }
   static V mul(V a, V b) {
-    for (int z = 0; z < 8; ++z) a.x[z] = a.x[z] * b.x[z];
+    for (int z = 0; z < N; ++z) a.x[z] = a.x[z] * b.x[z];
     return a;
   }
-  static V rshift0(V a) { return V{{0.0f, a.x[0], a.x[1], a.x[2], 0.0f, a.x[4], a.x[5], a.x[6]}}; }
-  static void hsum(V a, float& s0, float& s1) {
-    s0 = (a.x[0] + a.x[1]) + (a.x[2] + a.x[3]);
-    s1 = (a.x[4] + a.x[5]) + (a.x[6] + a.x[7]);
+  static V rshift0(V a) {
+    V v;
+    for (int z = 0; z < N; ++z) v.x[z] = z % 4 == 0 ? 0.0f : a.x[z - 1];
+    return v;
   }
-  static V gt_or(V acc, V a, V b) {
-    for (int z = 0; z < 8; ++z)
-      if (a.x[z] > b.x[z]) acc.x[z] = 1.0f;
-    return acc;
+  static void hsum(V a, float* out) {
+    for (int t = 0; t < K; ++t) out[t] = (a.x[4 * t] + a.x[4 * t + 1]) + (a.x[4 * t + 2] + a.x[4 * t + 3]);
   }
-  static int gt_bits(V acc) {
+  static Mask mzero() { return zero(); }
+  static Mask gt_or(Mask m, V a, V b) {
+    for (int z = 0; z < N; ++z)
+      if (a.x[z] > b.x[z]) m.x[z] = 1.0f;
+    return m;
+  }
+  static int gt_bits(Mask m) {
     int bits = 0;
-    for (int z = 0; z < 8; ++z)
-      if (acc.x[z] != 0.0f) bits |= z < 4 ? 1 : 2;
+    for (int z = 0; z < N; ++z)
+      if (m.x[z] != 0.0f) bits |= 1 << (z / 4);
     return bits;
   }
-  static V select(bool keep0, bool keep1, V a, V b) {
-    for (int z = 0; z < 8; ++z)
-      if (z < 4 ? keep0 : keep1) b.x[z] = a.x[z];
+  static V select(int keep, V a, V b) {
+    for (int z = 0; z < N; ++z)
+      if ((keep >> (z / 4)) & 1) b.x[z] = a.x[z];
     return b;
   }
 };
@@ -76,9 +103,11 @@ struct PortablePair {
 #if defined(__SSE2__)
 // Two __m128, each with vf4::Sse's intrinsic sequences.
 struct SsePair {
+  static constexpr int K = 2;
   struct V {
     __m128 a, b;
   };
+  using Mask = V;
   static __m128 rs(__m128 x) {
     return _mm_move_ss(_mm_shuffle_ps(x, x, _MM_SHUFFLE(2, 1, 0, 0)), _mm_setzero_ps());
   }
@@ -89,15 +118,16 @@ struct SsePair {
     _mm_store_ss(&r, x);
     return r;
   }
-  static __m128 sel(bool keep, __m128 x, __m128 y) { return keep ? x : y; }
 
   static V zero() { return V{_mm_setzero_ps(), _mm_setzero_ps()}; }
-  static V set2(float x, float y) { return V{_mm_set1_ps(x), _mm_set1_ps(y)}; }
+  static V set(const float* s) { return V{_mm_set1_ps(s[0]), _mm_set1_ps(s[1])}; }
   static V bcast(const float* p) {
     const __m128 v = _mm_load_ps(p);
     return V{v, v};
   }
-  static V load2(const float* p0, const float* p1) { return V{_mm_load_ps(p0), _mm_load_ps(p1)}; }
+  static V load_rows(const float* const* rp, std::size_t off) {
+    return V{_mm_load_ps(rp[0] + off), _mm_load_ps(rp[1] + off)};
+  }
   static V load(const float* p) { return V{_mm_load_ps(p), _mm_load_ps(p + 4)}; }
   static void store(float* p, V v) {
     _mm_store_ps(p, v.a);
@@ -106,30 +136,37 @@ struct SsePair {
   static V add(V x, V y) { return V{_mm_add_ps(x.a, y.a), _mm_add_ps(x.b, y.b)}; }
   static V mul(V x, V y) { return V{_mm_mul_ps(x.a, y.a), _mm_mul_ps(x.b, y.b)}; }
   static V rshift0(V x) { return V{rs(x.a), rs(x.b)}; }
-  static void hsum(V x, float& s0, float& s1) {
-    s0 = hs(x.a);
-    s1 = hs(x.b);
+  static void hsum(V x, float* out) {
+    out[0] = hs(x.a);
+    out[1] = hs(x.b);
   }
-  static V gt_or(V acc, V x, V y) {
-    return V{_mm_or_ps(acc.a, _mm_cmpgt_ps(x.a, y.a)), _mm_or_ps(acc.b, _mm_cmpgt_ps(x.b, y.b))};
+  static Mask mzero() { return zero(); }
+  static Mask gt_or(Mask m, V x, V y) {
+    return V{_mm_or_ps(m.a, _mm_cmpgt_ps(x.a, y.a)), _mm_or_ps(m.b, _mm_cmpgt_ps(x.b, y.b))};
   }
-  static int gt_bits(V acc) {
-    return (_mm_movemask_ps(acc.a) != 0 ? 1 : 0) | (_mm_movemask_ps(acc.b) != 0 ? 2 : 0);
+  static int gt_bits(Mask m) {
+    return (_mm_movemask_ps(m.a) != 0 ? 1 : 0) | (_mm_movemask_ps(m.b) != 0 ? 2 : 0);
   }
-  static V select(bool keep0, bool keep1, V x, V y) { return V{sel(keep0, x.a, y.a), sel(keep1, x.b, y.b)}; }
+  static V select(int keep, V x, V y) { return V{(keep & 1) ? x.a : y.a, (keep & 2) ? x.b : y.b}; }
 };
 #endif
 
-bool cpu_has_avx2() {
+bool cpu_has(const char* what) {
 #if defined(__x86_64__)
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  return has;
-#else
-  return false;
+  __builtin_cpu_init();
+  if (std::string_view(what) == "avx2") return __builtin_cpu_supports("avx2") != 0;
+  if (std::string_view(what) == "avx512f") return __builtin_cpu_supports("avx512f") != 0;
 #endif
+  (void)what;
+  return false;
+}
+bool cpu_has_avx2() {
+  static const bool has = cpu_has("avx2");
+  return has;
+}
+bool cpu_has_avx512() {
+  static const bool has = cpu_has("avx512f");
+  return has;
 }
 
 }  // namespace
@@ -160,7 +197,8 @@ FwdPairTarget fwd_pair_target(const OProfile& om, const uint8_t* dsq, int L) {
 
 bool fwd_pair_isa_supported(FwdPairIsa isa) {
   switch (isa) {
-    case FwdPairIsa::kPortable: return true;
+    case FwdPairIsa::kPortable:
+    case FwdPairIsa::kPortable4: return true;
     case FwdPairIsa::kSse2:
 #if defined(__SSE2__)
       return true;
@@ -168,50 +206,96 @@ bool fwd_pair_isa_supported(FwdPairIsa isa) {
       return false;
 #endif
     case FwdPairIsa::kAvx2: return cpu_has_avx2();
+    case FwdPairIsa::kAvx512: return cpu_has_avx512();
   }
   return false;
 }
 
-FwdPairIsa fwd_pair_best_isa() {
-  if (fwd_pair_isa_supported(FwdPairIsa::kAvx2)) return FwdPairIsa::kAvx2;
-  if (fwd_pair_isa_supported(FwdPairIsa::kSse2)) return FwdPairIsa::kSse2;
-  return FwdPairIsa::kPortable;
+int fwd_group_size(FwdPairIsa isa) {
+  return isa == FwdPairIsa::kPortable4 || isa == FwdPairIsa::kAvx512 ? 4 : 2;
 }
 
-float* FwdPairScratch::row(int Q) {
-  const std::size_t n = static_cast<std::size_t>(Q) * 3 * 8;
+const char* fwd_pair_isa_name(FwdPairIsa isa) {
+  switch (isa) {
+    case FwdPairIsa::kPortable: return "portable";
+    case FwdPairIsa::kSse2: return "sse2";
+    case FwdPairIsa::kAvx2: return "avx2";
+    case FwdPairIsa::kPortable4: return "portable4";
+    case FwdPairIsa::kAvx512: return "avx512";
+  }
+  return "unknown";
+}
+
+FwdPairIsa fwd_pair_best_isa() {
+  static const FwdPairIsa best = [] {
+    if (const char* env = std::getenv("WARPSEARCH_HMM_FWD_ISA")) {
+      for (FwdPairIsa isa : {FwdPairIsa::kAvx512, FwdPairIsa::kAvx2, FwdPairIsa::kSse2, FwdPairIsa::kPortable,
+                             FwdPairIsa::kPortable4})
+        if (std::string_view(env) == fwd_pair_isa_name(isa) && fwd_pair_isa_supported(isa)) return isa;
+    }
+    for (FwdPairIsa isa : {FwdPairIsa::kAvx512, FwdPairIsa::kAvx2, FwdPairIsa::kSse2})
+      if (fwd_pair_isa_supported(isa)) return isa;
+    return FwdPairIsa::kPortable;
+  }();
+  return best;
+}
+
+float* FwdPairScratch::row(int Q, int K) {
+  const std::size_t n = static_cast<std::size_t>(Q) * 3 * 4 * static_cast<std::size_t>(K);
   if (row_.size() < n) row_.resize(n);
   return row_.data();
 }
 
-void forward_parser_pair(const OProfile& om, const FwdPairTarget (&tg)[2], FwdPairScratch& ws,
-                         float (&score)[2], bool (&ok)[2], FwdPairIsa isa) {
+void forward_parser_group(const OProfile& om, std::span<const FwdPairTarget> tg, FwdPairScratch& ws,
+                          std::span<float> score, std::span<bool> ok, FwdPairIsa isa) {
   if (!is_local(om.mode))
     throw Error(ErrorKind::kInternal, "forward: implementation assumes a local alignment mode");
   if (!fwd_pair_isa_supported(isa))
-    throw Error(ErrorKind::kInternal, "forward_parser_pair: instruction set not available on this CPU");
+    throw Error(ErrorKind::kInternal, "forward_parser_group: instruction set not available on this CPU");
+  const auto K = static_cast<std::size_t>(fwd_group_size(isa));
+  if (tg.size() != K || score.size() != K || ok.size() != K)
+    throw Error(ErrorKind::kInternal, "forward_parser_group: the group size of the instruction set");
   for (const FwdPairTarget& t : tg)
     if (t.L < 0) throw Error(ErrorKind::kInternal, "forward: negative sequence length");
   const FwdPairModel m = fwd_pair_model(om);
-  float* row = ws.row(m.Q);
+  float* row = ws.row(m.Q, static_cast<int>(K));
+  bool oks[4];
   switch (isa) {
     case FwdPairIsa::kAvx2:
 #if defined(__x86_64__)
-      fwd_pair_run_avx2(m, tg, row, score, ok);
-      return;
-#else
+      fwd_pair_run_avx2(m, tg.data(), row, score.data(), oks);
       break;
+#else
+      throw Error(ErrorKind::kInternal, "forward_parser_group: AVX2 is not built");
+#endif
+    case FwdPairIsa::kAvx512:
+#if defined(__x86_64__)
+      fwd_pair_run_avx512(m, tg.data(), row, score.data(), oks);
+      break;
+#else
+      throw Error(ErrorKind::kInternal, "forward_parser_group: AVX-512 is not built");
 #endif
     case FwdPairIsa::kSse2:
 #if defined(__SSE2__)
-      PairEngine<SsePair>::run(m, tg, row, score, ok);
-      return;
-#else
+      GroupEngine<SsePair>::run(m, tg.data(), row, score.data(), oks);
       break;
+#else
+      throw Error(ErrorKind::kInternal, "forward_parser_group: SSE2 is not built");
 #endif
-    case FwdPairIsa::kPortable: PairEngine<PortablePair>::run(m, tg, row, score, ok); return;
+    case FwdPairIsa::kPortable:
+      GroupEngine<PortableGroup<2>>::run(m, tg.data(), row, score.data(), oks);
+      break;
+    case FwdPairIsa::kPortable4:
+      GroupEngine<PortableGroup<4>>::run(m, tg.data(), row, score.data(), oks);
+      break;
   }
-  throw Error(ErrorKind::kInternal, "forward_parser_pair: unknown instruction set");
+  for (std::size_t t = 0; t < K; ++t) ok[t] = oks[t];
+}
+
+void forward_parser_pair(const OProfile& om, const FwdPairTarget (&tg)[2], FwdPairScratch& ws,
+                         float (&score)[2], bool (&ok)[2], FwdPairIsa isa) {
+  if (fwd_group_size(isa) != 2) throw Error(ErrorKind::kInternal, "forward_parser_pair: a two-target op set");
+  forward_parser_group(om, tg, ws, score, ok, isa);
 }
 
 void forward_parser_scores(const OProfile& om, std::span<const FwdPairTarget> targets,
@@ -224,15 +308,19 @@ void forward_parser_scores(const OProfile& om, std::span<const FwdPairTarget> ta
     grow_to(fallback, om.M, t.L, false);
     return forward_parser(t.dsq, t.L, copy, fallback);
   };
-  for (std::size_t k = 0; k < targets.size(); k += 2) {
-    FwdPairTarget pair[2] = {targets[k], FwdPairTarget{}};
-    pair[1].dsq = targets[k].dsq;  // an odd last target runs beside an empty one
-    if (k + 1 < targets.size()) pair[1] = targets[k + 1];
-    float s[2];
-    bool ok[2];
-    forward_parser_pair(om, pair, ws, s, ok, isa);
-    scores[k] = ok[0] ? s[0] : single(targets[k]);
-    if (k + 1 < targets.size()) scores[k + 1] = ok[1] ? s[1] : single(targets[k + 1]);
+  const std::size_t K = std::min<std::size_t>(4, static_cast<std::size_t>(fwd_group_size(isa)));
+  for (std::size_t k = 0; k < targets.size(); k += K) {
+    FwdPairTarget group[4];
+    float s[4];
+    bool ok[4];
+    for (std::size_t t = 0; t < K; ++t) {
+      group[t] = k + t < targets.size() ? targets[k + t] : FwdPairTarget{};  // a short last group: empty ones
+      if (group[t].dsq == nullptr) group[t].dsq = targets[k].dsq;
+    }
+    forward_parser_group(om, std::span<const FwdPairTarget>(group, K), ws, std::span<float>(s, K),
+                         std::span<bool>(ok, K), isa);
+    for (std::size_t t = 0; t < K && k + t < targets.size(); ++t)
+      scores[k + t] = ok[t] ? s[t] : single(targets[k + t]);
   }
 }
 

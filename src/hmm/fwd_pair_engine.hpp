@@ -1,18 +1,18 @@
-// fwd_pair_engine.hpp: the Forward parser of two targets at once (fwd_pair.hpp), written once over a
-// two-target op set. Included only by fwd_pair.cpp (portable and SSE2 op sets) and fwd_pair_avx2.cpp (AVX2,
-// compiled with -mavx2): everything here has internal linkage, so no inline function compiled for AVX2 can
-// be picked by the linker for another translation unit.
+// fwd_pair_engine.hpp: the Forward parser of K targets at once (fwd_pair.hpp: K = 2 or 4), written once
+// over a K-target op set. Included only by fwd_pair.cpp (portable and SSE2 op sets), fwd_pair_avx2.cpp
+// (AVX2, compiled with -mavx2) and fwd_pair_avx512.cpp (AVX-512F): everything here has internal linkage, so
+// no inline function compiled for AVX2 or AVX-512 can be picked by the linker for another translation unit.
 //
 // Each target's arithmetic is forward_engine's (fwdback.cpp) in parser mode, operation for operation: a
-// two-target vector holds target 0's 4-float vector in lanes 0..3 and target 1's in lanes 4..7, every op
-// works on each half as the vf4 op on its vector, and the special states are per-target scalars with the
-// same expressions. Where the two targets' control flow differs:
-//   - lengths: rows run to the longer length; the shorter target's score is taken after its last row, then
-//     its half of the row is set to 0 and its B to 0, which keep that half at 0 for the remaining rows;
+// K-target vector holds target t's 4-float vector in lanes 4t..4t+3, every op works on each target's lanes
+// as the vf4 op on its vector, and the special states are per-target scalars with the same expressions.
+// Where the targets' control flow differs:
+//   - lengths: rows run to the longest length; a shorter target's score is taken after its last row, then
+//     its lanes of the row are set to 0 and its B to 0, which keep them at 0 for the remaining rows;
 //   - the early-stopping D->D passes (M >= 100): a target stops after a pass that changed none of its D
-//     values, as forward_engine; while the other runs on, the stopped half keeps its D values (select), and
-//     its E sum, recomputed from those same values in the same order, is the one of its last pass;
-//   - rescaling: a target whose E exceeds 1e4 is rescaled (factor float(1.0 / E)); the other half is
+//     values, as forward_engine; while others run on, a stopped target keeps its D values (select), and its
+//     E sum, recomputed from those same values in the same order, is the one of its last pass;
+//   - rescaling: a target whose E exceeds 1e4 is rescaled (factor float(1.0 / E)); the others' lanes are
 //     multiplied by 1.0f, which leaves every value as it is.
 // A target whose final C is NaN, 0 or +inf (forward_engine throws) is reported as not ok: the caller runs
 // forward_parser on it, which throws the same error. (Compiler builtins rather than std::isnan / isinf: an
@@ -28,26 +28,31 @@
 namespace warpsearch::hmm {
 namespace {
 
-// The op-set interface (Ops): V (two 4-float vectors), zero(), set2(a, b) (a in half 0, b in half 1),
-// bcast(p) (the 4 floats at p in both halves), load2(p0, p1), load(p) / store(p, v) (8 contiguous floats,
-// 32-byte aligned), add, mul, rshift0(a) (each half: {0, a0, a1, a2}: esl_sse_rightshift_ps(a, zero)),
-// hsum(a, s0, s1) (each half: (a0 + a1) + (a2 + a3), esl_sse_hsum_ps), gt_or(acc, a, b) (acc with the lanes
-// where a > b set), gt_bits(acc) (bit h set when any lane of half h is set), select(keep0, keep1, a, b)
-// (half h from a where keep_h, else from b).
+// The op-set interface (Ops): K targets per vector (V: K 4-float vectors, target t's in lanes 4t..4t+3);
+// zero(); set(v) (v[t] in target t's lanes); bcast(p) (the 4 floats at p for every target); load_rows(rp,
+// off) (rp[t] + off for target t); load(p) / store(p, v) (4K contiguous floats, aligned to 16K bytes); add,
+// mul; rshift0(a) (each target: {0, a0, a1, a2}: esl_sse_rightshift_ps(a, zero)); hsum(a, out) (out[t] =
+// (a0 + a1) + (a2 + a3) of target t, esl_sse_hsum_ps); Mask, mzero(), gt_or(m, a, b) (m with the lanes
+// where a > b set), gt_bits(m) (bit t set when any lane of target t is set); select(keep, a, b) (target t
+// from a where bit t of keep is set, else from b).
 
 template <class Ops>
-struct PairEngine {
+struct GroupEngine {
   using V = typename Ops::V;
+  using Mask = typename Ops::Mask;
+  static constexpr int K = Ops::K;
+  static constexpr int kAll = (1 << K) - 1;
+  static constexpr std::size_t kW = 4 * static_cast<std::size_t>(K);  // floats per vector
 
   static V ld(const float* row, int q, int s) {
-    return Ops::load(row + (static_cast<std::size_t>(q) * 3 + s) * 8);
+    return Ops::load(row + (static_cast<std::size_t>(q) * 3 + s) * kW);
   }
   static void st(float* row, int q, int s, V v) {
-    Ops::store(row + (static_cast<std::size_t>(q) * 3 + s) * 8, v);
+    Ops::store(row + (static_cast<std::size_t>(q) * 3 + s) * kW, v);
   }
   static V tv(const float* tfv, int v) { return Ops::bcast(tfv + static_cast<std::size_t>(v) * 4); }
 
-  // row: 3 * Q * 8 floats, 32-byte aligned (FwdPairScratch).
+  // row: 3 * Q * 4K floats, aligned (FwdPairScratch).
   static void run(const FwdPairModel& m, const FwdPairTarget* tg, float* row, float* score, bool* ok) {
     const int Q = m.Q;
     const float* tfv = m.tfv;
@@ -57,24 +62,34 @@ struct PairEngine {
       st(row, q, 1, zerov);
       st(row, q, 2, zerov);
     }
-    float xE[2] = {0.0f, 0.0f}, xN[2] = {1.0f, 1.0f}, xJ[2] = {0.0f, 0.0f};
-    float xB[2] = {tg[0].n_move, tg[1].n_move}, xC[2] = {0.0f, 0.0f};
-    float totscale[2] = {0.0f, 0.0f};
-    bool live[2] = {tg[0].L > 0, tg[1].L > 0};
-    const float* rp[2] = {m.rfv, m.rfv};
-    const int Lmax = tg[0].L > tg[1].L ? tg[0].L : tg[1].L;
-    for (int t = 0; t < 2; ++t) {
+    float xE[K], xN[K], xJ[K], xB[K], xC[K], totscale[K];
+    const float* rp[K];
+    int live = 0;  // bit t: target t has rows left
+    int Lmax = 0;
+    for (int t = 0; t < K; ++t) {
+      xE[t] = 0.0f;
+      xN[t] = 1.0f;
+      xJ[t] = 0.0f;
+      xB[t] = tg[t].n_move;
+      xC[t] = 0.0f;
+      totscale[t] = 0.0f;
+      rp[t] = m.rfv;
       ok[t] = tg[t].L > 0;  // (an empty target: forward_parser's own result)
       score[t] = 0.0f;
+      if (tg[t].L > 0)
+        live |= 1 << t;
+      else
+        xB[t] = 0.0f;  // its lanes stay 0
+      if (tg[t].L > Lmax) Lmax = tg[t].L;
     }
 
     for (int i = 1; i <= Lmax; ++i) {
-      for (int t = 0; t < 2; ++t)
-        if (live[t])
+      for (int t = 0; t < K; ++t)
+        if ((live >> t) & 1)
           rp[t] = m.rfv + static_cast<std::size_t>(tg[t].dsq[i]) * static_cast<std::size_t>(m.rfv_stride);
       V dcv = zerov;
       V xEv = zerov;
-      const V xBv = Ops::set2(xB[0], xB[1]);
+      const V xBv = Ops::set(xB);
       int tp = 0;
 
       V mpv = Ops::rshift0(ld(row, Q - 1, 0));
@@ -90,8 +105,7 @@ struct PairEngine {
         ++tp;
         sv = Ops::add(sv, Ops::mul(dpv, tv(tfv, tp)));
         ++tp;
-        sv = Ops::mul(
-            sv, Ops::load2(rp[0] + static_cast<std::size_t>(q) * 4, rp[1] + static_cast<std::size_t>(q) * 4));
+        sv = Ops::mul(sv, Ops::load_rows(rp, static_cast<std::size_t>(q) * 4));
         xEv = Ops::add(xEv, sv);
 
         mpv = ld(row, q, 0);
@@ -136,19 +150,18 @@ struct PairEngine {
           xEv = acc;
         }
       } else {
-        // A finished target's half is all 0 and stays so (0 + 0): it counts as stopped.
-        bool stopped[2] = {!live[0], !live[1]};
+        // A finished target's lanes are all 0 and stay so (0 + 0): it counts as stopped.
+        int stopped = kAll & ~live;
         for (int j = 1; j < 4; ++j) {
-          if (stopped[0] && stopped[1]) break;
+          if (stopped == kAll) break;
           dcv = Ops::rshift0(dcv);
           tp = 7 * Q;
           V acc = xEm;
-          V cv = zerov;
-          if (stopped[0] || stopped[1]) {
-            const bool keep0 = stopped[0], keep1 = stopped[1];
+          Mask cv = Ops::mzero();
+          if (stopped != 0) {
             for (int q = 0; q < Q; ++q) {
               const V old = ld(row, q, 1);
-              const V sv = Ops::select(keep0, keep1, old, Ops::add(dcv, old));
+              const V sv = Ops::select(stopped, old, Ops::add(dcv, old));
               cv = Ops::gt_or(cv, sv, old);
               st(row, q, 1, sv);
               acc = Ops::add(sv, acc);
@@ -167,17 +180,16 @@ struct PairEngine {
             }
           }
           xEv = acc;
-          const int bits = Ops::gt_bits(cv);
-          if ((bits & 1) == 0) stopped[0] = true;
-          if ((bits & 2) == 0) stopped[1] = true;
+          stopped |= kAll & ~Ops::gt_bits(cv);
         }
       }
-      Ops::hsum(xEv, xE[0], xE[1]);
+      Ops::hsum(xEv, xE);
 
-      float factor[2] = {1.0f, 1.0f};
+      float factor[K];
       bool rescale = false;
-      for (int t = 0; t < 2; ++t) {
-        if (!live[t]) continue;
+      for (int t = 0; t < K; ++t) {
+        factor[t] = 1.0f;
+        if (((live >> t) & 1) == 0) continue;
         const FwdPairTarget& g = tg[t];
         xN[t] = xN[t] * g.n_loop;
         xC[t] = (xC[t] * g.c_loop) + (xE[t] * m.e_move);
@@ -196,7 +208,7 @@ struct PairEngine {
         }
       }
       if (rescale) {
-        const V sc = Ops::set2(factor[0], factor[1]);
+        const V sc = Ops::set(factor);
         for (int q = 0; q < Q; ++q) {
           st(row, q, 0, Ops::mul(ld(row, q, 0), sc));
           st(row, q, 1, Ops::mul(ld(row, q, 1), sc));
@@ -204,12 +216,11 @@ struct PairEngine {
         }
       }
 
-      // Targets ending at this row: their score, then their half cleared.
-      bool ended[2] = {false, false};
-      for (int t = 0; t < 2; ++t) {
-        if (!live[t] || i != tg[t].L) continue;
-        ended[t] = true;
-        live[t] = false;
+      // Targets ending at this row: their score, then their lanes cleared.
+      int ended = 0;
+      for (int t = 0; t < K; ++t) {
+        if (((live >> t) & 1) == 0 || i != tg[t].L) continue;
+        ended |= 1 << t;
         const float c = xC[t];
         if (__builtin_isnan(c) || c == 0.0f || (__builtin_isinf(c) && c > 0.0f)) {
           ok[t] = false;
@@ -219,10 +230,10 @@ struct PairEngine {
         }
         xB[t] = 0.0f;
       }
-      if ((ended[0] || ended[1]) && i < Lmax) {
-        for (int q = 0; q < Q; ++q) {
-          for (int s = 0; s < 3; ++s) st(row, q, s, Ops::select(ended[0], ended[1], zerov, ld(row, q, s)));
-        }
+      live &= ~ended;
+      if (ended != 0 && i < Lmax) {
+        for (int q = 0; q < Q; ++q)
+          for (int s = 0; s < 3; ++s) st(row, q, s, Ops::select(ended, zerov, ld(row, q, s)));
       }
     }
   }

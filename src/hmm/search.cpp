@@ -667,7 +667,7 @@ struct WorkerState {
   Pipeline pipeline;
   OProfile om;
   Bg bg;
-  FwdPairScratch fwd_pair;  // the two-target Forward parser's row (search_model_engines)
+  FwdPairScratch fwd_pair;  // the grouped Forward parser's row (search_model_engines)
   Omx fwd_fallback;         // forward_parser's matrix for its rare fallbacks
 };
 
@@ -791,8 +791,8 @@ ModelSearch search_model(const Hmm& hmm, const TargetDb& db, std::size_t first, 
 // and survivors per back chunk (each costs a Forward/Backward pass and domain definition).
 constexpr std::size_t kFrontChunkSeqs = 1024;
 constexpr std::size_t kBackChunkSeqs = 8;
-// Target pairs per chunk of the Forward filter (each pair costs about two Forward passes).
-constexpr std::size_t kFwdPairsPerChunk = 2;
+// Targets per chunk of the Forward filter (two groups of four or four pairs: fwd_pair.hpp).
+constexpr std::size_t kFwdTargetsPerChunk = 8;
 
 // One filter engine with its share [begin, end) of the database (indices into TargetDb::seqs).
 struct EngineSlot {
@@ -1037,11 +1037,11 @@ ModelSearch search_model_engines(const Hmm& hmm, uint64_t serial, uint64_t model
 
   const double t_vit = since(t2);
   const auto t3 = std::chrono::steady_clock::now();
-  // 4. Backs of the survivors: back() in three steps, so that the Forward filter runs two targets at a
-  // time (fwd_pair.hpp; the same scores as back()'s forward_parser, bit for bit):
+  // 4. Backs of the survivors: back() in three steps, so that the Forward filter runs two or four targets
+  // at a time (fwd_pair.hpp; the same scores as back()'s forward_parser, bit for bit):
   //   a. the Viterbi filter decisions (a few operations per survivor) on this thread;
-  //   b. the Forward parser's scores of the targets that reach it, in pairs of neighbouring lengths (the
-  //      list sorted longest first), kFwdPairsPerChunk pairs per chunk on the pool;
+  //   b. the Forward parser's scores of the targets that reach it, in groups of two or four neighbouring
+  //      lengths (the list sorted longest first), kFwdTargetsPerChunk targets per chunk on the pool;
   //   c. the rest of back() (the Forward decision; Backward and domains for the few that pass) on the pool,
   //      chunks of kBackChunkSeqs targets in database order, the chunks with the longest started first;
   //      hits merged in chunk (= database) order.
@@ -1062,12 +1062,10 @@ ModelSearch search_model_engines(const Hmm& hmm, uint64_t serial, uint64_t model
     return db.seqs[first + to_forward[a]].L > db.seqs[first + to_forward[b]].L;
   });
   std::vector<float> fwdsc(to_forward.size());
-  const std::size_t npairs = (to_forward.size() + 1) / 2;
-  pool.parallel_for(npairs, kFwdPairsPerChunk, [&](std::size_t begin, std::size_t end) {
+  pool.parallel_for(to_forward.size(), kFwdTargetsPerChunk, [&](std::size_t k0, std::size_t k1) {
     const auto c0 = std::chrono::steady_clock::now();
     const FlushToZeroScope ftz;
     std::unique_ptr<WorkerState> w = states.take();
-    const std::size_t k0 = 2 * begin, k1 = std::min(to_forward.size(), 2 * end);
     std::vector<FwdPairTarget> targets;
     for (std::size_t k = k0; k < k1; ++k) {
       const TargetSeq& t = db.seqs[first + to_forward[by_length[k]]];

@@ -1,5 +1,5 @@
-// Tests of the two-target Forward parser (hmm/fwd_pair.hpp): every op set available here gives, for each
-// target of each pair, forward_parser's score bit for bit (the profile configured for that target's
+// Tests of the grouped Forward parser (hmm/fwd_pair.hpp): every op set available here gives, for each
+// target of each group (2 or 4), forward_parser's score bit for bit (the profile configured for that target's
 // length), over model lengths on both sides of the M = 100 switch, pairs of equal and very different
 // lengths (so one target ends while the other runs on), random and planted sequences (planted copies make
 // E exceed 1e4 and rescale rows, in one target or both), length 1, the odd last target and the errors.
@@ -7,8 +7,10 @@
 
 #include <bit>
 #include <cstdint>
+#include <iostream>
 #include <random>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "h2_support.hpp"
@@ -27,19 +29,13 @@ uint32_t bits(float x) { return std::bit_cast<uint32_t>(x); }
 
 std::vector<FwdPairIsa> isas() {
   std::vector<FwdPairIsa> v;
-  for (FwdPairIsa isa : {FwdPairIsa::kPortable, FwdPairIsa::kSse2, FwdPairIsa::kAvx2})
+  for (FwdPairIsa isa : {FwdPairIsa::kPortable, FwdPairIsa::kSse2, FwdPairIsa::kAvx2, FwdPairIsa::kPortable4,
+                         FwdPairIsa::kAvx512})
     if (fwd_pair_isa_supported(isa)) v.push_back(isa);
   return v;
 }
 
-const char* isa_name(FwdPairIsa isa) {
-  switch (isa) {
-    case FwdPairIsa::kPortable: return "portable";
-    case FwdPairIsa::kSse2: return "sse2";
-    case FwdPairIsa::kAvx2: return "avx2";
-  }
-  return "?";
-}
+const char* isa_name(FwdPairIsa isa) { return fwd_pair_isa_name(isa); }
 
 // forward_parser with om configured for L (as the pipeline's reconfig_length); *rescaled: whether a row
 // was rescaled (the matrix's totscale is not 0).
@@ -62,40 +58,52 @@ Dsq make_seq(std::mt19937& rng, const Hmm& hmm, int L, int kind) {
 TEST(HmmFwdPair, EqualsForwardParserBitForBit) {
   const FlushToZeroScope ftz;
   std::mt19937 rng(2026);
-  int compared = 0, rescaled_targets = 0, one_rescaled = 0;
+  int compared = 0, rescaled_targets = 0, mixed_groups = 0;
   for (int M : {1, 3, 17, 64, 99, 100, 101, 257, 611}) {
     hmmtest::ConfiguredModel m = hmmtest::random_configured_model(static_cast<uint32_t>(77 + M), M, 400);
-    const std::vector<std::pair<int, int>> lengths = {{1, 1},    {1, 300}, {300, 1}, {150, 150},
-                                                      {700, 90}, {33, 34}, {500, 2}, {64, 1200}};
-    for (const auto& [L0, L1] : lengths) {
-      for (int kind0 = 0; kind0 < 3; ++kind0) {
-        const int kind1 = (kind0 + 1 + (L0 % 2)) % 3;
-        const Dsq d0 = make_seq(rng, m.hmm, L0, kind0);
-        const Dsq d1 = make_seq(rng, m.hmm, L1, kind1);
-        bool r0 = false, r1 = false;
-        const float want0 = single_score(m.om, d0, L0, &r0), want1 = single_score(m.om, d1, L1, &r1);
-        rescaled_targets += (r0 ? 1 : 0) + (r1 ? 1 : 0);
-        if (r0 != r1) ++one_rescaled;
-        const FwdPairTarget tg[2] = {fwd_pair_target(m.om, d0.data(), L0),
-                                     fwd_pair_target(m.om, d1.data(), L1)};
-        for (FwdPairIsa isa : isas()) {
-          FwdPairScratch ws;
-          float score[2];
-          bool ok[2];
-          forward_parser_pair(m.om, tg, ws, score, ok, isa);
-          ASSERT_TRUE(ok[0] && ok[1]) << isa_name(isa) << " M=" << M;
-          EXPECT_EQ(bits(score[0]), bits(want0)) << isa_name(isa) << " M=" << M << " L=" << L0 << "/" << L1
-                                                 << " kind " << kind0 << ": " << score[0] << " vs " << want0;
-          EXPECT_EQ(bits(score[1]), bits(want1)) << isa_name(isa) << " M=" << M << " L=" << L0 << "/" << L1
-                                                 << " kind " << kind1 << ": " << score[1] << " vs " << want1;
+    // Consecutive targets form the groups (2 or 4): equal and very different lengths side by side, so that
+    // targets end while others run on, and sequence kinds that rescale in some targets of a group only.
+    const std::vector<int> lengths = {1,  1,  1,  300, 300, 1,  150,  150, 700,
+                                      90, 33, 34, 500, 2,   64, 1200, 5,   800};
+    std::vector<Dsq> seqs;
+    std::vector<float> want;
+    std::vector<bool> rescaled;
+    for (std::size_t k = 0; k < lengths.size(); ++k) {
+      for (int kind = 0; kind < 3; ++kind) {
+        const int L = lengths[k];
+        seqs.push_back(make_seq(rng, m.hmm, L, (kind + static_cast<int>(k)) % 3));
+        bool r = false;
+        want.push_back(single_score(m.om, seqs.back(), L, &r));
+        rescaled.push_back(r);
+        rescaled_targets += r ? 1 : 0;
+      }
+    }
+    std::vector<FwdPairTarget> targets;
+    for (const Dsq& d : seqs)
+      targets.push_back(fwd_pair_target(m.om, d.data(), static_cast<int>(d.size()) - 2));
+    for (std::size_t k = 0; k + 1 < rescaled.size(); k += 2)
+      mixed_groups += rescaled[k] != rescaled[k + 1] ? 1 : 0;
+    for (FwdPairIsa isa : isas()) {
+      const std::size_t K = static_cast<std::size_t>(fwd_group_size(isa));
+      FwdPairScratch ws;
+      for (std::size_t k = 0; k + K <= targets.size(); k += K) {
+        float score[4];
+        bool ok[4];
+        forward_parser_group(m.om, std::span<const FwdPairTarget>(targets).subspan(k, K), ws,
+                             std::span<float>(score, K), std::span<bool>(ok, K), isa);
+        for (std::size_t t = 0; t < K; ++t) {
+          ASSERT_TRUE(ok[t]) << isa_name(isa) << " M=" << M;
+          EXPECT_EQ(bits(score[t]), bits(want[k + t]))
+              << isa_name(isa) << " M=" << M << " target " << k + t << " L=" << targets[k + t].L << ": "
+              << score[t] << " vs " << want[k + t];
           ++compared;
         }
       }
     }
   }
-  EXPECT_GT(rescaled_targets, 20);
-  EXPECT_GT(one_rescaled, 10);  // pairs where only one target's rows are rescaled
-  EXPECT_GT(compared, 200);
+  EXPECT_GT(rescaled_targets, 40);
+  EXPECT_GT(mixed_groups, 10);  // pairs where only one target's rows are rescaled
+  EXPECT_GT(compared, 1000);
 }
 
 TEST(HmmFwdPair, ScoresOfManyTargetsAndTheOddLastOne) {
@@ -134,15 +142,18 @@ TEST(HmmFwdPair, ScratchReusedAcrossModelsAndSelfPairs) {
     const int L = 250;
     const Dsq d = make_seq(rng, m.hmm, L, 1);
     const FwdPairTarget t = fwd_pair_target(m.om, d.data(), L);
-    const FwdPairTarget tg[2] = {t, t};  // the same target in both halves
+    const FwdPairTarget tg[4] = {t, t, t, t};  // the same target in every place of the group
     const float want = single_score(m.om, d, L);
     for (FwdPairIsa isa : isas()) {
-      float score[2];
-      bool ok[2];
-      forward_parser_pair(m.om, tg, ws, score, ok, isa);
-      EXPECT_TRUE(ok[0] && ok[1]);
-      EXPECT_EQ(bits(score[0]), bits(want)) << isa_name(isa);
-      EXPECT_EQ(bits(score[1]), bits(want)) << isa_name(isa);
+      const std::size_t K = static_cast<std::size_t>(fwd_group_size(isa));
+      float score[4];
+      bool ok[4];
+      forward_parser_group(m.om, std::span<const FwdPairTarget>(tg, K), ws, std::span<float>(score, K),
+                           std::span<bool>(ok, K), isa);
+      for (std::size_t k = 0; k < K; ++k) {
+        EXPECT_TRUE(ok[k]);
+        EXPECT_EQ(bits(score[k]), bits(want)) << isa_name(isa);
+      }
     }
   }
 }
@@ -155,12 +166,14 @@ TEST(HmmFwdPair, EmptyTargetIsLeftToForwardParser) {
   const FwdPairTarget tg[2] = {fwd_pair_target(m.om, d.data(), 0), fwd_pair_target(m.om, d.data(), 100)};
   for (FwdPairIsa isa : isas()) {
     FwdPairScratch ws;
-    float score[2];
-    bool ok[2];
-    forward_parser_pair(m.om, tg, ws, score, ok, isa);
-    EXPECT_FALSE(ok[0]);
-    EXPECT_TRUE(ok[1]);
-    EXPECT_EQ(bits(score[1]), bits(single_score(m.om, d, 100)));
+    if (fwd_group_size(isa) == 2) {
+      float score[2];
+      bool ok[2];
+      forward_parser_pair(m.om, tg, ws, score, ok, isa);
+      EXPECT_FALSE(ok[0]);
+      EXPECT_TRUE(ok[1]);
+      EXPECT_EQ(bits(score[1]), bits(single_score(m.om, d, 100)));
+    }
     // The scores loop asks forward_parser for the empty one: its -infinity.
     std::vector<float> scores(2);
     Omx fallback = make_omx(30, 1, false);
@@ -176,6 +189,25 @@ TEST(HmmFwdPair, MismatchedScoreCountIsAnInternalError) {
   FwdPairScratch ws;
   Omx fallback = make_omx(30, 1, false);
   EXPECT_THROW(forward_parser_scores(m.om, targets, scores, ws, fallback), Error);
+  // A group of the wrong size for its op set.
+  float score[4];
+  bool ok[4];
+  EXPECT_THROW(
+      forward_parser_group(m.om, std::span<const FwdPairTarget>(targets).subspan(0, 3), ws,
+                           std::span<float>(score, 3), std::span<bool>(ok, 3), FwdPairIsa::kPortable4),
+      Error);
+}
+
+TEST(HmmFwdPair, TheOpSetsThisCpuHas) {
+  // Portable lanes always; what else ran above (printed for the log; AVX2 / AVX-512F need such a CPU).
+  std::string names;
+  for (FwdPairIsa isa : isas()) names += std::string(isa_name(isa)) + " ";
+  std::cout << "[ INFO     ] op sets tested: " << names << "(default " << isa_name(fwd_pair_best_isa())
+            << ")\n";
+  EXPECT_TRUE(fwd_pair_isa_supported(FwdPairIsa::kPortable));
+  EXPECT_TRUE(fwd_pair_isa_supported(FwdPairIsa::kPortable4));
+  EXPECT_EQ(fwd_group_size(FwdPairIsa::kAvx512), 4);
+  EXPECT_EQ(fwd_group_size(FwdPairIsa::kAvx2), 2);
 }
 
 }  // namespace
