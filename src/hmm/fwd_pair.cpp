@@ -151,22 +151,27 @@ struct SsePair {
 };
 #endif
 
-bool cpu_has(const char* what) {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (std::string_view(what) == "avx2") return __builtin_cpu_supports("avx2") != 0;
-  if (std::string_view(what) == "avx512f") return __builtin_cpu_supports("avx512f") != 0;
-#endif
-  (void)what;
-  return false;
-}
 bool cpu_has_avx2() {
-  static const bool has = cpu_has("avx2");
+#if defined(__x86_64__)
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
   return has;
+#else
+  return false;
+#endif
 }
 bool cpu_has_avx512() {
-  static const bool has = cpu_has("avx512f");
+#if defined(__x86_64__)
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
   return has;
+#else
+  return false;
+#endif
 }
 
 }  // namespace
@@ -290,12 +295,6 @@ void forward_parser_group(const OProfile& om, std::span<const FwdPairTarget> tg,
       break;
   }
   for (std::size_t t = 0; t < K; ++t) ok[t] = oks[t];
-}
-
-void forward_parser_pair(const OProfile& om, const FwdPairTarget (&tg)[2], FwdPairScratch& ws,
-                         float (&score)[2], bool (&ok)[2], FwdPairIsa isa) {
-  if (fwd_group_size(isa) != 2) throw Error(ErrorKind::kInternal, "forward_parser_pair: a two-target op set");
-  forward_parser_group(om, tg, ws, score, ok, isa);
 }
 
 void forward_parser_scores(const OProfile& om, std::span<const FwdPairTarget> targets,

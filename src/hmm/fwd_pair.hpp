@@ -14,7 +14,7 @@
 //   FwdPairTarget / fwd_pair_target a target and its length configuration (reconfig_length's N/C/J values)
 //   FwdPairIsa                      the op sets: portable lanes (2 or 4 targets), SSE2, AVX2, AVX-512F (the
 //                                   last two on x86-64 CPUs that have them, checked at run time)
-//   forward_parser_group / _pair    one group's scores (ok false: ask forward_parser, which throws or, for
+//   forward_parser_group            one group's scores (ok false: ask forward_parser, which throws or, for
 //                                   an empty target, returns its score)
 //   forward_parser_scores           scores of any number of targets, grouped in the given order, falling
 //                                   back to forward_parser where a group result is not ok
@@ -76,10 +76,6 @@ class FwdPairScratch {
 /// when that call would throw (C NaN, 0 or +inf) or tg[t].L == 0.
 void forward_parser_group(const OProfile& om, std::span<const FwdPairTarget> tg, FwdPairScratch& ws,
                           std::span<float> score, std::span<bool> ok, FwdPairIsa isa = fwd_pair_best_isa());
-
-/// Two targets with a two-target op set (kPortable, kSse2, kAvx2): forward_parser_group.
-void forward_parser_pair(const OProfile& om, const FwdPairTarget (&tg)[2], FwdPairScratch& ws,
-                         float (&score)[2], bool (&ok)[2], FwdPairIsa isa = FwdPairIsa::kSse2);
 
 /// Forward parser scores of targets[k] into scores[k], bit for bit forward_parser's: groups of consecutive
 /// targets (k = 0..K-1, K..2K-1, ...; a short last group is filled with empty targets); a target whose group

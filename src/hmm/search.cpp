@@ -805,24 +805,16 @@ struct EngineSlot {
 };
 using EngineSlots = std::vector<std::unique_ptr<EngineSlot>>;
 
-// Seconds an on_engines call spent waiting for the engines' mutexes (held by another model's call) and
-// running under them, the maxima over the engines (for --timing).
-struct EngineCallTimes {
-  double wait = 0.0;
-  double busy = 0.0;
-};
-
 // Runs fn(i, engines[i]) for every engine at once, one host thread each (the first on the calling thread),
 // each under its engine's mutex; waits for all, then rethrows the first engine's error in engine order.
-EngineCallTimes on_engines(EngineSlots& engines, const std::function<void(std::size_t, EngineSlot&)>& fn) {
-  std::vector<EngineCallTimes> times(engines.size());
-  auto locked = [&fn, &engines, &times](std::size_t i) {
+// Returns the longest wait for a mutex (held by another model's call), in seconds (for --timing).
+double on_engines(EngineSlots& engines, const std::function<void(std::size_t, EngineSlot&)>& fn) {
+  std::vector<double> waits(engines.size(), 0.0);
+  auto locked = [&fn, &engines, &waits](std::size_t i) {
     const auto t0 = std::chrono::steady_clock::now();
     const std::lock_guard<std::mutex> lock(engines[i]->mutex);
-    const auto t1 = std::chrono::steady_clock::now();
+    waits[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     fn(i, *engines[i]);
-    times[i] = {std::chrono::duration<double>(t1 - t0).count(),
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count()};
   };
   std::vector<std::future<void>> others;
   for (std::size_t i = 1; i < engines.size(); ++i)
@@ -843,9 +835,7 @@ EngineCallTimes on_engines(EngineSlots& engines, const std::function<void(std::s
     }
   }
   if (first_error) std::rethrow_exception(first_error);
-  EngineCallTimes most;
-  for (const EngineCallTimes& t : times) most = {std::max(most.wait, t.wait), std::max(most.busy, t.busy)};
-  return most;
+  return waits.empty() ? 0.0 : *std::max_element(waits.begin(), waits.end());
 }
 
 // Makes the engines and gives each its share of targets [first, last) (split_work by residues; engines
@@ -972,7 +962,7 @@ ModelSearch search_model_engines(const Hmm& hmm, uint64_t serial, uint64_t model
   const std::size_t n = last - first;
   // 1. MSV filter of every target, on the engines.
   std::vector<FilterScore> msv(n);
-  const EngineCallTimes msv_call = on_engines(engines, [&](std::size_t, EngineSlot& e) {
+  const double msv_wait = on_engines(engines, [&](std::size_t, EngineSlot& e) {
     use_model(e, om, serial);
     e.engine->msv(std::span<FilterScore>(msv).subspan(e.begin - first, e.size()));
   });
@@ -1007,7 +997,7 @@ ModelSearch search_model_engines(const Hmm& hmm, uint64_t serial, uint64_t model
     samples[i] = verify_sample(*engines[i], model_index, verify);
     std::erase_if(samples[i], [&](uint32_t j) { return db.seqs[engines[i]->begin + j].L == 0; });
   }
-  const EngineCallTimes vit_call = on_engines(engines, [&](std::size_t i, EngineSlot& e) {
+  const double vit_wait = on_engines(engines, [&](std::size_t i, EngineSlot& e) {
     const std::vector<uint32_t>& sample = samples[i];
     std::vector<uint32_t> ids;  // ascending local indices: the needed ones merged with the samples
     std::size_t next_sample = 0;
@@ -1121,8 +1111,8 @@ ModelSearch search_model_engines(const Hmm& hmm, uint64_t serial, uint64_t model
         "hmmsearch timing: {} (M {}): msv {:.3f} s (waited {:.3f} s), fronts {:.3f} s (threads {:.3f} s), "
         "viterbi {:.3f} s (waited {:.3f} s; {} targets), backs {:.3f} s ({} survivors, longest {}; Forward "
         "filter of {}: {:.3f} s, threads {:.3f} s; then threads {:.3f} s), total {:.3f} s\n",
-        hmm.name, hmm.M, t_msv, msv_call.wait, t_front, static_cast<double>(front_ns.load()) * 1e-9, t_vit,
-        vit_call.wait, n_vit.load(), since(t3), survivors.size(), longest_survivor, to_forward.size(),
+        hmm.name, hmm.M, t_msv, msv_wait, t_front, static_cast<double>(front_ns.load()) * 1e-9, t_vit,
+        vit_wait, n_vit.load(), since(t3), survivors.size(), longest_survivor, to_forward.size(),
         std::chrono::duration<double>(t5 - t4).count(), static_cast<double>(fwd_ns.load()) * 1e-9,
         static_cast<double>(back_ns.load()) * 1e-9, since(t0));
   }

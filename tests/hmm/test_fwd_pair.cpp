@@ -169,7 +169,7 @@ TEST(HmmFwdPair, EmptyTargetIsLeftToForwardParser) {
     if (fwd_group_size(isa) == 2) {
       float score[2];
       bool ok[2];
-      forward_parser_pair(m.om, tg, ws, score, ok, isa);
+      forward_parser_group(m.om, tg, ws, score, ok, isa);
       EXPECT_FALSE(ok[0]);
       EXPECT_TRUE(ok[1]);
       EXPECT_EQ(bits(score[1]), bits(single_score(m.om, d, 100)));
