@@ -176,6 +176,7 @@ bool cpu_has_avx512() {
 
 }  // namespace
 
+namespace {
 FwdPairModel fwd_pair_model(const OProfile& om) {
   FwdPairModel m;
   m.M = om.M;
@@ -187,6 +188,7 @@ FwdPairModel fwd_pair_model(const OProfile& om) {
   m.e_loop = om.xf[kOE][kOLoop];
   return m;
 }
+}  // namespace
 
 FwdPairTarget fwd_pair_target(const OProfile& om, const uint8_t* dsq, int L) {
   // As reconfig_rest_length: the same MOVE for N, C and J, LOOP = 1 - MOVE.
@@ -264,7 +266,7 @@ void forward_parser_group(const OProfile& om, std::span<const FwdPairTarget> tg,
     if (t.L < 0) throw Error(ErrorKind::kInternal, "forward: negative sequence length");
   const FwdPairModel m = fwd_pair_model(om);
   float* row = ws.row(m.Q, static_cast<int>(K));
-  bool oks[4];
+  bool* oks = ok.data();
   switch (isa) {
     case FwdPairIsa::kAvx2:
 #if defined(__x86_64__)
@@ -294,7 +296,6 @@ void forward_parser_group(const OProfile& om, std::span<const FwdPairTarget> tg,
       GroupEngine<PortableGroup<4>>::run(m, tg.data(), row, score.data(), oks);
       break;
   }
-  for (std::size_t t = 0; t < K; ++t) ok[t] = oks[t];
 }
 
 void forward_parser_scores(const OProfile& om, std::span<const FwdPairTarget> targets,
@@ -312,10 +313,8 @@ void forward_parser_scores(const OProfile& om, std::span<const FwdPairTarget> ta
     FwdPairTarget group[4];
     float s[4];
     bool ok[4];
-    for (std::size_t t = 0; t < K; ++t) {
-      group[t] = k + t < targets.size() ? targets[k + t] : FwdPairTarget{};  // a short last group: empty ones
-      if (group[t].dsq == nullptr) group[t].dsq = targets[k].dsq;
-    }
+    for (std::size_t t = 0; t < K; ++t)  // a short last group: empty targets (their dsq is never read)
+      group[t] = k + t < targets.size() ? targets[k + t] : FwdPairTarget{};
     forward_parser_group(om, std::span<const FwdPairTarget>(group, K), ws, std::span<float>(s, K),
                          std::span<bool>(ok, K), isa);
     for (std::size_t t = 0; t < K && k + t < targets.size(); ++t)

@@ -10,7 +10,7 @@
 // says how the targets' different lengths, early-stopping passes and rescaling are kept apart).
 //
 // Contents:
-//   FwdPairModel / fwd_pair_model   what the engine reads of the model (tfv, rfv, E's loop/move)
+//   FwdPairModel                    what the engine reads of the model (tfv, rfv, E's loop/move)
 //   FwdPairTarget / fwd_pair_target a target and its length configuration (reconfig_length's N/C/J values)
 //   FwdPairIsa                      the op sets: portable lanes (2 or 4 targets), SSE2, AVX2, AVX-512F (the
 //                                   last two on x86-64 CPUs that have them, checked at run time)
@@ -48,7 +48,6 @@ struct FwdPairTarget {
   float n_loop = 0.0f, n_move = 0.0f, c_loop = 0.0f, c_move = 0.0f, j_loop = 0.0f, j_move = 0.0f;
 };
 
-FwdPairModel fwd_pair_model(const OProfile& om);
 FwdPairTarget fwd_pair_target(const OProfile& om, const uint8_t* dsq, int L);
 
 /// The op sets: two targets per group (portable lanes, SSE2, AVX2) or four (portable lanes, AVX-512F).

@@ -101,11 +101,7 @@ FrontResult Pipeline::front(const OProfile& om, Bg& bg, const Dsq& dsq, int64_t 
 void Pipeline::back(OProfile& om, Bg& bg, const Dsq& dsq, int64_t L, const FrontResult& front,
                     FilterScore vit, const PipelineTarget& target, TopHits& hits) {
   if (front.decision == FrontDecision::kStop || L == 0) return;
-  // The running search space size new_seq() set for this target in process() (the front may have run on
-  // another Pipeline, or this one has seen other targets since).
-  if (report_.Z_setby == ZSetBy::kNTargets) report_.Z = static_cast<double>(target.seqidx + 1);
-  set_length(bg, static_cast<int>(L));
-  reconfig_length(om, static_cast<int>(L));
+  configure_back(om, bg, L, target.seqidx);
   back_stages(om, bg, dsq, static_cast<int>(L), front, vit, target, hits);
   ddef_.reuse();
 }
@@ -136,6 +132,14 @@ FrontResult Pipeline::front_stages(const OProfile& om, const Bg& bg, const Dsq& 
   return f;
 }
 
+void Pipeline::configure_back(OProfile& om, Bg& bg, int64_t L, int64_t seqidx) {
+  // The running search space size new_seq() set for this target in process() (the front may have run on
+  // another Pipeline, or this one has seen other targets since).
+  if (report_.Z_setby == ZSetBy::kNTargets) report_.Z = static_cast<double>(seqidx + 1);
+  set_length(bg, static_cast<int>(L));
+  reconfig_length(om, static_cast<int>(L));
+}
+
 bool Pipeline::back_viterbi(const OProfile& om, const FrontResult& front, FilterScore vit) {
   if (front.decision == FrontDecision::kStop) return false;
   return passes_viterbi(om, front, vit);
@@ -144,9 +148,7 @@ bool Pipeline::back_viterbi(const OProfile& om, const FrontResult& front, Filter
 void Pipeline::back_forward(OProfile& om, Bg& bg, const Dsq& dsq, int64_t L, const FrontResult& front,
                             float fwdsc, const PipelineTarget& target, TopHits& hits) {
   if (front.decision == FrontDecision::kStop || L == 0) return;
-  if (report_.Z_setby == ZSetBy::kNTargets) report_.Z = static_cast<double>(target.seqidx + 1);  // as back()
-  set_length(bg, static_cast<int>(L));
-  reconfig_length(om, static_cast<int>(L));
+  configure_back(om, bg, L, target.seqidx);
   after_forward(om, bg, dsq, static_cast<int>(L), front, fwdsc, false, target, hits);
   ddef_.reuse();
 }

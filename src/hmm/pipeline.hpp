@@ -147,6 +147,8 @@ class Pipeline {
   FrontResult front_stages(const OProfile& om, const Bg& bg, const Dsq& dsq, int L, FilterScore msv);
   void back_stages(OProfile& om, const Bg& bg, const Dsq& dsq, int L, const FrontResult& front,
                    FilterScore vit, const PipelineTarget& target, TopHits& hits);
+  // back() and back_forward() for target seqidx of length L: the running Z, bg and om configured for L.
+  void configure_back(OProfile& om, Bg& bg, int64_t L, int64_t seqidx);
   // Stage 2's decision (counts n_past_vit when it passes).
   bool passes_viterbi(const OProfile& om, const FrontResult& front, FilterScore vit);
   // From the Forward filter decision on: oxf_filled says whether oxf_ holds forward_parser's matrix of
