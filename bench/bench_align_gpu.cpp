@@ -4,7 +4,8 @@
 //   gpu-align-protein         forward passes of 10^6 protein pairs (20..600 vs 200..1664), BLOSUM62 11/1
 //   gpu-align-dna             forward passes of 10^6 DNA pairs (150..300 vs 150..1131), +2/-3 5/2
 //   gpu-align-protein-fwdrev  forward passes, then the start-finding reverse passes over the reversed
-//                             prefixes (what `warpsearch align` without --cigar runs)
+//                             prefixes with the forward scores known (what `warpsearch align` without
+//                             --cigar runs); -fwdrev-full: the reverse passes without known scores
 //
 // The timed region is PassEngine::run itself: sorting and packing on the host, host->device copies,
 // kernels, result copies and the scatter back to pair order (plus building the reverse jobs for
@@ -17,6 +18,8 @@
 // Tuning knobs (environment; unset: the engine's defaults), to measure sw::gpu::PassPolicy:
 //   WARPSEARCH_PASS_MAX_ROWS=32,64,128,256,0   PassPolicy::max_rows (one entry per kernel shape)
 //   WARPSEARCH_PASS_LONG_SHAPE=1               PassPolicy::long_shape (index into sw::gpu::kPassShapes)
+//   WARPSEARCH_PASS_KNOWN_MAX_ROWS, _KNOWN_LONG_SHAPE   the same for the jobs with known scores
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -54,19 +57,29 @@ sw::PassModel local_model(AlignSetKind kind) {
   return sw::PassModel::make(ScoringMatrix::dna(2, -3), {5, 2}, align::Mode::kLocal);
 }
 
-sw::gpu::PassPolicy policy_from_env() {
-  sw::gpu::PassPolicy policy;
-  if (const char* rows = std::getenv("WARPSEARCH_PASS_MAX_ROWS"); rows != nullptr && *rows != '\0') {
+void rows_from_env(const char* name, std::array<int, sw::gpu::kPassShapes.size()>& max_rows) {
+  if (const char* rows = std::getenv(name); rows != nullptr && *rows != '\0') {
     std::istringstream in(rows);
     std::string item;
-    for (std::size_t s = 0; s < policy.max_rows.size() && std::getline(in, item, ','); ++s)
-      policy.max_rows[s] = std::stoi(item);
+    for (std::size_t s = 0; s < max_rows.size() && std::getline(in, item, ','); ++s)
+      max_rows[s] = std::stoi(item);
   }
-  if (const char* shape = std::getenv("WARPSEARCH_PASS_LONG_SHAPE"); shape != nullptr && *shape != '\0') {
-    policy.long_shape = std::stoi(shape);
-    if (policy.long_shape < 0 || static_cast<std::size_t>(policy.long_shape) >= sw::gpu::kPassShapes.size())
-      throw Error(ErrorKind::kUsage, std::string("WARPSEARCH_PASS_LONG_SHAPE out of range: ") + shape);
+}
+
+void shape_from_env(const char* name, int& shape) {
+  if (const char* text = std::getenv(name); text != nullptr && *text != '\0') {
+    shape = std::stoi(text);
+    if (shape < 0 || static_cast<std::size_t>(shape) >= sw::gpu::kPassShapes.size())
+      throw Error(ErrorKind::kUsage, std::string(name) + " out of range: " + text);
   }
+}
+
+sw::gpu::PassPolicy policy_from_env() {
+  sw::gpu::PassPolicy policy;
+  rows_from_env("WARPSEARCH_PASS_MAX_ROWS", policy.max_rows);
+  shape_from_env("WARPSEARCH_PASS_LONG_SHAPE", policy.long_shape);
+  rows_from_env("WARPSEARCH_PASS_KNOWN_MAX_ROWS", policy.known_max_rows);
+  shape_from_env("WARPSEARCH_PASS_KNOWN_LONG_SHAPE", policy.known_long_shape);
   return policy;
 }
 
@@ -76,7 +89,7 @@ std::uint64_t job_cells(const std::vector<sw::gpu::PassJob>& jobs) {
   return cells;
 }
 
-Work gpu_align(const Context& ctx, AlignSetKind kind, bool with_reverse) {
+Work gpu_align(const Context& ctx, AlignSetKind kind, bool with_reverse, bool known_scores = true) {
   const align::Batch batch = make_align_dataset(kind, kPairs, kSeed, ctx.input);
   const DeviceProbe probe = probe_devices();
   if (probe.devices.empty()) throw Error(ErrorKind::kGpu, "no usable GPU: " + probe.unavailable_reason);
@@ -105,7 +118,8 @@ Work gpu_align(const Context& ctx, AlignSetKind kind, bool with_reverse) {
     for (std::size_t i = 0; i < forward.size(); ++i) {
       if (!sw::needs_reverse(model, ends[i], forward[i].qlen)) continue;
       const sw::ReverseExtent e = sw::reverse_extent(model.mode, ends[i], forward[i].qlen);
-      reverse.push_back({forward[i].query, e.qlen, forward[i].target, e.tlen, true});
+      reverse.push_back(
+          {forward[i].query, e.qlen, forward[i].target, e.tlen, true, known_scores ? ends[i].score : 0});
     }
     std::vector<sw::EndPoint> starts(reverse.size());
     engine.run(reverse, starts);
@@ -156,6 +170,16 @@ const Registration kGpuProteinFwdRev{{
         "CUDA local forward + reverse (start) passes, 10^6 ADEPT-shaped protein pairs, with transfers",
     .headline = Headline::kCells,
     .body = InternalRun{[](const Context& ctx) { return gpu_align(ctx, AlignSetKind::kProtein, true); }},
+    .unavailable = gpu_unavailable,
+}};
+
+const Registration kGpuProteinFwdRevFull{{
+    .name = "gpu-align-protein-fwdrev-full",
+    .description = "as gpu-align-protein-fwdrev, but the reverse passes sweep their whole prefixes (no "
+                   "known scores): the cost the known-score stop saves",
+    .headline = Headline::kCells,
+    .body =
+        InternalRun{[](const Context& ctx) { return gpu_align(ctx, AlignSetKind::kProtein, true, false); }},
     .unavailable = gpu_unavailable,
 }};
 #endif

@@ -28,14 +28,20 @@ namespace warpsearch::sw::gpu {
 
 // One pass. reversed: row i reads query[qlen-1-i] and column j reads target[tlen-1-j], i.e. the pass
 // over the reversed sequences (pairwise.hpp's reverse prefixes without copying them).
-// Preconditions (checked by the caller): qlen, tlen >= 1, fits_int32(model, qlen, tlen), codes below
-// kMaxCodes.
+// Preconditions (checked by the caller; run() throws Error(kInternal) for the first three): qlen,
+// tlen >= 1, fits_int32(model, qlen, tlen), score >= 0 and 0 outside local mode, codes below kMaxCodes.
+// score: 0, or (local mode only) the pass's score S > 0 when the caller already knows it, as for the
+// start-finding pass, whose score is the forward pass's. The engine then looks only for the first cell
+// holding S and stops sweeping a job once that cell is certain (the reverse pass of a short local
+// alignment costs a few columns instead of the whole prefix). The result is the same EndPoint; a wrong
+// (too high) score yields score 0 and no cell.
 struct PassJob {
   const std::uint8_t* query = nullptr;
   std::uint32_t qlen = 0;
   const std::uint8_t* target = nullptr;
   std::uint32_t tlen = 0;
   bool reversed = false;
+  std::int32_t score = 0;
 };
 
 struct PassPolicy;  // gpu_plan.hpp

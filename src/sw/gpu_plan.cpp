@@ -41,15 +41,18 @@ LetterClasses letter_classes(const PassModel& model) {
   return lc;
 }
 
-JobClass classify(const PassModel& model, std::uint32_t qlen, std::uint32_t tlen, const PassPolicy& policy) {
+JobClass classify(const PassModel& model, std::uint32_t qlen, std::uint32_t tlen, const PassPolicy& policy,
+                  bool known_score) {
   const bool local = model.mode == Mode::kLocal;
+  const bool known = local && known_score;
   const auto virtual_rows = [&](int r) { return local ? 0 : static_cast<int>((r - qlen % r) % r); };
+  const auto& max_rows = known ? policy.known_max_rows : policy.max_rows;
   JobClass c;
-  c.shape = static_cast<std::uint8_t>(policy.long_shape);
+  c.shape = static_cast<std::uint8_t>(known ? policy.known_long_shape : policy.long_shape);
   for (std::size_t s = 0; s < kPassShapes.size(); ++s) {
     const PassShape sh = kPassShapes[s];
     const std::int64_t rows = static_cast<std::int64_t>(qlen) + virtual_rows(sh.r);
-    if (rows <= policy.max_rows[s] && rows <= sh.g * sh.r) {
+    if (rows <= max_rows[s] && rows <= sh.g * sh.r) {
       c.shape = static_cast<std::uint8_t>(s);
       break;
     }
@@ -77,7 +80,7 @@ void sort_jobs(std::span<const JobClass> classes, std::span<const PassJob> jobs,
     max_tiles = std::max<std::uint64_t>(max_tiles, classes[k].tiles);
     max_tlen = std::max<std::uint64_t>(max_tlen, jobs[k].tlen);
   }
-  const std::uint64_t groups = 2 * kPassShapes.size();
+  const std::uint64_t groups = 2 * kPassShapes.size() * 2;
   std::vector<Item>& items = scratch.items;
   std::vector<Item>& tmp = scratch.tmp;
   items.resize(n);
@@ -85,8 +88,12 @@ void sort_jobs(std::span<const JobClass> classes, std::span<const PassJob> jobs,
   for (std::size_t k = 0; k < n; ++k) {
     const JobClass& c = classes[k];
     const PassJob& j = jobs[k];
-    const std::uint64_t group = static_cast<std::uint64_t>(c.lane) * kPassShapes.size() + c.shape;
-    items[k].key = (group * (max_tiles + 1) + c.tiles) * (max_tlen + 1) + j.tlen;
+    const std::int32_t score = j.score > 0 ? j.score : 0;  // local mode only (the engine checks)
+    const std::uint64_t group =
+        (static_cast<std::uint64_t>(c.lane) * kPassShapes.size() + c.shape) * 2 + (score > 0 ? 1 : 0);
+    const std::uint64_t length =
+        score > 0 ? std::min<std::uint64_t>(j.tlen, static_cast<std::uint64_t>(score)) : j.tlen;
+    items[k].key = (group * (max_tiles + 1) + c.tiles) * (max_tlen + 1) + length;
     items[k].job = {static_cast<std::uint32_t>(k),
                     j.qlen,
                     j.tlen,
@@ -94,7 +101,8 @@ void sort_jobs(std::span<const JobClass> classes, std::span<const PassJob> jobs,
                     c.lane,
                     c.shape,
                     static_cast<std::uint8_t>(c.virtual_rows),
-                    j.reversed};
+                    j.reversed,
+                    score};
   }
   const std::uint64_t max_key = groups * (max_tiles + 1) * (max_tlen + 1);
   int bits = 1;
@@ -164,6 +172,7 @@ struct OpenWarp {
   int halves_used = 0;  // halves filled in the current slot
   std::uint32_t max_n = 0;
   std::uint32_t max_tiles = 0;
+  bool known = false;  // the warp's jobs have known scores
 };
 
 void close_warp(OpenWarp& w, LaunchPlan& plan) {
@@ -176,6 +185,7 @@ void close_warp(OpenWarp& w, LaunchPlan& plan) {
   info.cols = warp_cols(w.max_n, sh.g);
   info.tiles = w.max_tiles;
   info.first_slot = w.first_slot;
+  info.flags = w.known ? kWarpKnownScores : 0u;
   plan.columns += static_cast<std::uint64_t>(w.slots_per_warp) * info.cols;
   plan.warps.push_back(info);
   plan.buckets.back().warp_end = static_cast<std::uint32_t>(plan.warps.size());
@@ -193,7 +203,8 @@ std::size_t plan_launch(const PassModel& model, std::span<const SortedJob> order
     const SortedJob& c = order[pos];
     const PassShape sh = kPassShapes[c.shape];
     const int spw = 32 / sh.g;
-    if (w.active && (w.lane != c.lane || w.shape != c.shape)) close_warp(w, plan);
+    const bool known = local && c.score > 0;
+    if (w.active && (w.lane != c.lane || w.shape != c.shape || w.known != known)) close_warp(w, plan);
 
     // Sizes of the launch if this job joins the open (or a new) warp.
     const std::uint32_t max_n = w.active ? std::max(w.max_n, c.tlen) : c.tlen;
@@ -211,6 +222,7 @@ std::size_t plan_launch(const PassModel& model, std::span<const SortedJob> order
       w.shape = c.shape;
       w.slots_per_warp = spw;
       w.pairs = lane_pairs(c.lane);
+      w.known = known;
       w.first_slot = static_cast<std::uint32_t>(plan.slots.size());
       if (plan.buckets.empty() || plan.buckets.back().lane != c.lane ||
           plan.buckets.back().shape != c.shape) {
@@ -227,6 +239,7 @@ std::size_t plan_launch(const PassModel& model, std::span<const SortedJob> order
     half.job = static_cast<std::int32_t>(plan.jobs.size());
     half.virtual_rows = c.virtual_rows;
     half.reversed = c.reversed ? 1u : 0u;
+    half.score = known ? c.score : 0;
     if (!local) {
       const std::int64_t row = static_cast<std::int64_t>(c.qlen) - 1 + c.virtual_rows;
       half.end_tile = static_cast<std::int32_t>(row / (sh.g * sh.r));

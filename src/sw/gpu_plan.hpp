@@ -49,6 +49,12 @@ struct PassPolicy {
   // rows for m = 150) by about 20% (protein) and 35% (DNA) of kernel time.
   std::array<int, kPassShapes.size()> max_rows{0, 0, 0, 0, 0};
   int long_shape = 1;
+  // The same for jobs with a known score (the start-finding passes): one tile per query where a shape
+  // holds it (up to 256 rows), 256-row tiles beyond. A job stops when its end cell is certain, which
+  // in a single tile happens at the alignment's last column; with several tiles, the tiles above the
+  // one holding the end cell sweep every column.
+  std::array<int, kPassShapes.size()> known_max_rows{32, 64, 128, 256, 0};
+  int known_long_shape = 3;
   // Caps of one launch: residues uploaded, jobs (max_pairs_per_launch overrides), columns of letters
   // and border (12 bytes each). Device buffers for two launches in flight are grown on demand up to
   // these caps, which are lowered at construction to fit memory_fraction of the free device memory.
@@ -83,7 +89,9 @@ struct JobClass {
   std::int32_t virtual_rows = 0;  // o (non-local modes)
   std::uint32_t tiles = 0;        // row tiles of G * R rows
 };
-JobClass classify(const PassModel& model, std::uint32_t qlen, std::uint32_t tlen, const PassPolicy& policy);
+// known_score: the job has a known score (PassJob::score; local mode): classified by the known_* policy.
+JobClass classify(const PassModel& model, std::uint32_t qlen, std::uint32_t tlen, const PassPolicy& policy,
+                  bool known_score = false);
 
 // A job in launch order with everything planning needs (so that planning reads sequentially).
 struct SortedJob {
@@ -95,6 +103,7 @@ struct SortedJob {
   std::uint8_t shape = 0;
   std::uint8_t virtual_rows = 0;
   bool reversed = false;
+  std::int32_t score = 0;  // PassJob::score (> 0: known; local mode only)
 };
 
 // Buffers of sort_jobs, reusable across calls (first-touch page faults of fresh buffers cost as much as
@@ -108,7 +117,10 @@ struct SortScratch {
   std::vector<std::size_t> count;
 };
 
-// The jobs ordered by (lane, shape, tiles, target length), stable (ties keep input order), into `order`.
+// The jobs ordered by (lane, shape, known score or not, tiles, length key), stable (ties keep input
+// order), into `order`. The length key is the target length, or for a job with a known score S
+// min(target length, S): a guess of the columns it sweeps before it stops (a local alignment of score S
+// rarely spans more than S columns), so that a warp's jobs stop at about the same column.
 void sort_jobs(std::span<const JobClass> classes, std::span<const PassJob> jobs,
                std::vector<SortedJob>& order, SortScratch& scratch);
 std::vector<SortedJob> sort_jobs(std::span<const JobClass> classes, std::span<const PassJob> jobs);

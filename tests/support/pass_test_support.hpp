@@ -39,13 +39,16 @@ class JobSet {
     seqs_.push_back(std::move(t));
     cells_ += static_cast<std::uint64_t>(seqs_[seqs_.size() - 2].size()) * seqs_.back().size();
   }
-  std::vector<PassJob> jobs() const {
+  // known_scores: local mode jobs with a positive reference score get it as PassJob::score (the engine
+  // then only looks for its first cell and stops early).
+  std::vector<PassJob> jobs(bool known_scores = false) const {
     std::vector<PassJob> out;
     for (std::size_t k = 0; k < size(); ++k) {
       const Seq& q = seqs_[2 * k];
       const Seq& t = seqs_[2 * k + 1];
+      const bool known = known_scores && model_.mode == Mode::kLocal && expected_[k].score > 0;
       out.push_back({q.data(), static_cast<std::uint32_t>(q.size()), t.data(),
-                     static_cast<std::uint32_t>(t.size()), reversed_[k]});
+                     static_cast<std::uint32_t>(t.size()), reversed_[k], known ? expected_[k].score : 0});
     }
     return out;
   }

@@ -23,6 +23,9 @@
 
 namespace warpsearch::sw::gpu::test {
 
+// Skewed steps the emulation ran, summed over groups and tiles (shows the known-score stops working).
+inline std::uint64_t emulated_steps = 0;
+
 // Emulates the slots of warp w (PassParams hold host pointers; letters/border are filled by prep).
 template <class L, int G, int R, bool kLocal>
 void emulate_warp(const PassParams& p, std::uint32_t w) {
@@ -41,10 +44,24 @@ void emulate_warp(const PassParams& p, std::uint32_t w) {
     const std::uint64_t col0 = wi.column + static_cast<std::uint64_t>(g) * wi.cols;
     std::vector<Column<L, R, kLocal>> cols(G);
     std::vector<Tracker> tr(G);
+    // Known scores (pass_kernel.cuh Sweep::sweep<true>): the kernel ends a tile when the whole warp is
+    // settled; here each group stops as soon as it is settled itself (earlier, never later), which
+    // must give the same results.
+    const bool known = kLocal && (wi.flags & kWarpKnownScores) != 0;
+    constexpr int kGuarded = (G - 1 + 3) / 4 * 4;
+    int lim[2] = {0x7FFFFFFF, 0x7FFFFFFF};
+    int valid = S;
+    auto found = [&](int t, int h) {
+      const int bj = tr[static_cast<std::size_t>(t)].bj[h];
+      return bj >= 0 && bj < lim[h] ? bj : lim[h];
+    };
     for (int tile = 0; tile < T; ++tile) {
-      V floor = 0;  // the group's best so far (the kernel's shuffle reduction)
-      if constexpr (kLocal)
+      V floor = 0;  // the group's best so far (the kernel's shuffle reduction), or the known scores
+      if (known) {
+        floor = L::pack(slot.half[0].score, slot.half[1].score);
+      } else if constexpr (kLocal) {
         for (const Tracker& one : tr) floor = L::max(floor, one.accumulated());
+      }
       for (int t = 0; t < G; ++t) {
         const int first_row = tile * G * R + t * R;
         build_profile<L, R>(p, slot, p.ctab, first_row, prof.data() + (g * G + t) * R);
@@ -56,7 +73,9 @@ void emulate_warp(const PassParams& p, std::uint32_t w) {
         }
       }
       std::vector<std::uint32_t> x(G, 0), out_h(G, 0), out_f(G, 0);
+      int next_valid = S;
       for (int s = 0; s < S; ++s) {
+        ++emulated_steps;
         for (int t = G - 1; t >= 0; --t) {  // downwards: lane t reads lane t-1's previous-step outputs
           const auto ut = static_cast<std::size_t>(t);
           const int j = s - t;
@@ -66,6 +85,10 @@ void emulate_warp(const PassParams& p, std::uint32_t w) {
             xin = p.letters[c];
             hin = p.border[2 * c];
             fin = p.border[2 * c + 1];
+            if (known && s >= valid) {
+              hin = 0;
+              fin = neg_ox;
+            }
           } else {
             xin = x[ut - 1];
             hin = out_h[ut - 1];
@@ -93,6 +116,27 @@ void emulate_warp(const PassParams& p, std::uint32_t w) {
             tr[ut].step(out_h[ut], j, global);
           }
         }
+        if (known && s % 4 == 3 && s - 3 >= kGuarded) {
+          bool settled = true;
+          for (int h = 0; h < L::kPairs; ++h) {
+            if (slot.half[h].job < 0) continue;
+            bool any = false;
+            for (int t = 0; t < G; ++t) any = any || found(t, h) <= s - (G - 1);
+            settled = settled && any;
+          }
+          if (settled) {
+            next_valid = s - (G - 1) + 1;
+            break;
+          }
+        }
+      }
+      if (known) {
+        for (int h = 0; h < 2; ++h) {
+          int m = lim[h];
+          for (int t = 0; t < G; ++t) m = std::min(m, found(t, h));
+          lim[h] = m;
+        }
+        valid = next_valid;
       }
       for (Tracker& one : tr) one.end_tile();
     }
@@ -183,7 +227,7 @@ inline EmulatedRun emulate_run(const PassModel& model, std::span<const PassJob> 
   const LetterClasses lc = letter_classes(model);
   std::vector<JobClass> classes(jobs.size());
   for (std::size_t k = 0; k < jobs.size(); ++k)
-    classes[k] = classify(model, jobs[k].qlen, jobs[k].tlen, policy);
+    classes[k] = classify(model, jobs[k].qlen, jobs[k].tlen, policy, jobs[k].score > 0);
   const std::vector<SortedJob> order = sort_jobs(classes, jobs);
   LaunchPlan plan;
   for (std::size_t pos = 0; pos < order.size();) {

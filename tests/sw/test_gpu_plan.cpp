@@ -18,6 +18,7 @@
 #include "sw/cuda/pass_cells.hpp"
 #include "sw/gpu_plan.hpp"
 #include "sw/model.hpp"
+#include "sw/reference.hpp"
 #include "warpsearch/alphabet.hpp"
 #include "warpsearch/scoring.hpp"
 
@@ -27,11 +28,18 @@ namespace {
 LaunchCaps big_caps() { return {1u << 20, std::size_t{1} << 30, std::size_t{1} << 30, 1u << 20, 1u << 20}; }
 
 // Emulates the set's jobs and compares with the reference; returns the run.
+// In local mode the set runs a second time with the reference scores given as known scores
+// (PassJob::score: the engine stops each job once its end cell is certain), which must not change a result.
 EmulatedRun check_emulated(const JobSet& set, const PassPolicy& policy, const LaunchCaps& caps,
                            const std::string& context) {
   const std::vector<PassJob> jobs = set.jobs();
   EmulatedRun run = emulate_run(set.model(), jobs, policy, caps);
   EXPECT_EQ(set.compare(run.ends, context), 0u) << context;
+  if (set.model().mode == Mode::kLocal) {
+    const std::vector<PassJob> known = set.jobs(true);
+    const EmulatedRun stopped = emulate_run(set.model(), known, policy, caps);
+    EXPECT_EQ(set.compare(stopped.ends, context + ", known scores"), 0u) << context;
+  }
   return run;
 }
 
@@ -128,14 +136,18 @@ PassPolicy single_tile_policy() {
   p.max_rows.fill(0);
   for (std::size_t s = 0; s < 4; ++s) p.max_rows[s] = kPassShapes[s].g * kPassShapes[s].r;
   p.long_shape = 3;
+  p.known_max_rows = p.max_rows;
+  p.known_long_shape = p.long_shape;
   return p;
 }
 
-// Every query tiled by one shape.
+// Every query tiled by one shape (jobs with known scores too).
 PassPolicy tiles_policy(std::size_t shape) {
   PassPolicy p;
   p.max_rows.fill(0);
   p.long_shape = static_cast<int>(shape);
+  p.known_max_rows = p.max_rows;
+  p.known_long_shape = p.long_shape;
   return p;
 }
 
@@ -419,6 +431,39 @@ TEST(GpuPassEmulated, EdgeCases) {
         edge_case_sets(mode, {.seed = 0x9e05, .a_step = 2, .c_step = 5, .max_len = 40, .len_step = 3});
     check_emulated(b62, PassPolicy{}, big_caps(), std::string("edge protein ") + mode_label(mode));
     check_emulated(d11, PassPolicy{}, big_caps(), std::string("edge dna ") + mode_label(mode));
+  }
+}
+
+// The start-finding passes as the Aligner runs them: reversed prefixes up to the forward end, with the
+// forward score known. Related pairs (long alignments, many row tiles) and unrelated ones (short
+// alignments that settle after a few columns); the known scores must cut the swept steps.
+TEST(GpuPassEmulated, KnownScoresOnReversePrefixes) {
+  std::mt19937_64 rng(0x9e06);
+  const Alphabet prot = Alphabet::protein();
+  const PassModel model = PassModel::make(ScoringMatrix::builtin("BLOSUM62"), {11, 1}, Mode::kLocal);
+  JobSet set(model);
+  for (int p = 0; p < 48; ++p) {
+    const Seq q = random_seq(rng, 20 + rng() % 400, prot);
+    Seq t = random_seq(rng, 100 + rng() % 700, prot);
+    if (p % 2 == 0) {
+      const Seq rel = mutate(rng, q, prot, 25, 3);
+      t.insert(t.begin() + static_cast<std::ptrdiff_t>(rng() % (t.size() + 1)), rel.begin(), rel.end());
+    }
+    const EndPoint fwd = reference::pass(model, q, t);
+    if (fwd.score <= 0) continue;
+    set.add(Seq(q.begin(), q.begin() + fwd.qend + 1), Seq(t.begin(), t.begin() + fwd.tend + 1), true,
+            "prefix pair " + std::to_string(p));
+  }
+  ASSERT_GE(set.size(), 40u);
+  for (const PassPolicy& policy : {PassPolicy{}, single_tile_policy(), tiles_policy(0), tiles_policy(4)}) {
+    emulated_steps = 0;
+    const EmulatedRun full = emulate_run(model, set.jobs(), policy, big_caps());
+    const std::uint64_t full_steps = emulated_steps;
+    emulated_steps = 0;
+    const EmulatedRun known = emulate_run(model, set.jobs(true), policy, big_caps());
+    EXPECT_EQ(set.compare(full.ends, "unknown scores"), 0u);
+    EXPECT_EQ(set.compare(known.ends, "known scores"), 0u);
+    EXPECT_LT(emulated_steps * 4, full_steps * 3) << "known scores should settle jobs early";
   }
 }
 

@@ -22,6 +22,7 @@
 #include "sw/gpu_engine.hpp"
 #include "sw/gpu_plan.hpp"
 #include "sw/model.hpp"
+#include "sw/reference.hpp"
 #include "warpsearch/alphabet.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/gpu.hpp"
@@ -39,18 +40,25 @@ class GpuPass : public ::testing::Test {
   }
 
   // Runs the set with every query tiled by each kernel shape in turn; compares with the reference.
+  // Local mode: also with the reference scores as known scores (PassJob::score), same results.
   void check_shapes(const JobSet& set, const std::string& context) {
     const std::vector<PassJob> jobs = set.jobs();
+    const std::vector<PassJob> known = set.jobs(true);
     for (std::size_t s = 0; s < kPassShapes.size(); ++s) {
       PassPolicy policy;
       policy.max_rows.fill(0);
       policy.long_shape = static_cast<int>(s);
+      policy.known_max_rows = policy.max_rows;
+      policy.known_long_shape = policy.long_shape;
       PassEngine engine(set.model(), device_, 0, policy);
       std::vector<EndPoint> got(jobs.size());
       engine.run(jobs, got);
-      EXPECT_EQ(set.compare(got, context + ", tiles of " + std::to_string(kPassShapes[s].g) + "x" +
-                                     std::to_string(kPassShapes[s].r)),
-                0u);
+      const std::string shape = std::to_string(kPassShapes[s].g) + "x" + std::to_string(kPassShapes[s].r);
+      EXPECT_EQ(set.compare(got, context + ", tiles of " + shape), 0u);
+      if (set.model().mode == Mode::kLocal) {
+        engine.run(known, got);
+        EXPECT_EQ(set.compare(got, context + ", known scores, tiles of " + shape), 0u);
+      }
     }
     PassPolicy single;  // one tile per query up to 256 rows
     for (std::size_t s = 0; s < 4; ++s) single.max_rows[s] = kPassShapes[s].g * kPassShapes[s].r;
@@ -70,6 +78,11 @@ class GpuPass : public ::testing::Test {
     engine.run(jobs, got);
     EXPECT_EQ(set.compare(got, context), 0u) << context;
     const PassEngine::Stats stats = engine.stats();
+    if (set.model().mode == Mode::kLocal) {  // known scores (default policy: single tiles)
+      std::vector<EndPoint> stopped(jobs.size());
+      engine.run(set.jobs(true), stopped);
+      EXPECT_EQ(set.compare(stopped, context + ", known scores"), 0u) << context;
+    }
     EXPECT_EQ(stats.cells16 + stats.cells32, set.cells()) << context;
     if (max_pairs != 0) {
       PassEngine small(set.model(), device_, max_pairs);
@@ -147,6 +160,37 @@ TEST_F(GpuPass, AdeptShapedPairs) {
       ds.add(q, std::move(t), p % 4 == 3, "adept dna " + std::to_string(p));
     }
     check(ds, std::string("adept dna ") + mode_label(mode));
+  }
+}
+
+// The Aligner's start-finding passes: reversed prefixes up to the forward end with the forward score
+// known, under the default policy (single tiles up to 256 rows) and 8 x 8 tiles; queries up to 700.
+TEST_F(GpuPass, KnownScoresOnReversePrefixes) {
+  std::mt19937_64 rng(0x9f06);
+  const Alphabet prot = Alphabet::protein();
+  const PassModel model = PassModel::make(ScoringMatrix::builtin("BLOSUM62"), {11, 1}, Mode::kLocal);
+  JobSet set(model);
+  for (int p = 0; p < 300; ++p) {
+    const Seq q = random_seq(rng, 20 + rng() % 680, prot);
+    Seq t = random_seq(rng, 200 + rng() % 1400, prot);
+    if (p % 2 == 0) {
+      const Seq rel = mutate(rng, q, prot, 25, 3);
+      t.insert(t.begin() + static_cast<std::ptrdiff_t>(rng() % (t.size() + 1)), rel.begin(), rel.end());
+    }
+    const EndPoint fwd = reference::pass(model, q, t);
+    if (fwd.score <= 0) continue;
+    set.add(Seq(q.begin(), q.begin() + fwd.qend + 1), Seq(t.begin(), t.begin() + fwd.tend + 1), true,
+            "prefix pair " + std::to_string(p));
+  }
+  const std::vector<PassJob> known = set.jobs(true);
+  PassPolicy tiled;
+  tiled.known_max_rows.fill(0);
+  tiled.known_long_shape = 1;
+  for (const PassPolicy& policy : {PassPolicy{}, tiled}) {
+    PassEngine engine(model, device_, 0, policy);
+    std::vector<EndPoint> got(known.size());
+    engine.run(known, got);
+    EXPECT_EQ(set.compare(got, "known scores"), 0u);
   }
 }
 

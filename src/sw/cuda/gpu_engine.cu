@@ -319,12 +319,13 @@ struct PassEngine::Impl {
     w.classes.resize(window.size());
     for (std::size_t k = 0; k < window.size(); ++k) {
       const PassJob& job = window[k];
-      if (job.qlen == 0 || job.tlen == 0 || !fits_int32(model, job.qlen, job.tlen))
+      if (job.qlen == 0 || job.tlen == 0 || !fits_int32(model, job.qlen, job.tlen) || job.score < 0 ||
+          (job.score > 0 && model.mode != Mode::kLocal))
         throw Error(
             ErrorKind::kInternal,
             cat({"PassEngine::run: job ", std::to_string(begin + k), " of lengths ", std::to_string(job.qlen),
                  " x ", std::to_string(job.tlen), " violates the pass preconditions"}));
-      w.classes[k] = classify(model, job.qlen, job.tlen, policy);
+      w.classes[k] = classify(model, job.qlen, job.tlen, policy, job.score > 0);
     }
     // (explicit spans: nvcc's front end does not convert vectors to spans)
     sort_jobs(std::span<const JobClass>(w.classes.data(), w.classes.size()), window, w.sorted, w.scratch);

@@ -229,7 +229,7 @@ struct HalfInfo {
   std::int32_t end_tile = -1;     // non-local: row tile and thread owning query row m-1
   std::int32_t end_thread = -1;
   std::uint32_t reversed = 0;  // 1: row i reads query[m-1-i], column j reads target[n-1-j]
-  std::uint32_t unused = 0;
+  std::int32_t score = 0;      // local mode: the known score S (PassJob::score), 0 if unknown
 };
 static_assert(sizeof(HalfInfo) == 48);
 
@@ -245,9 +245,10 @@ struct WarpInfo {
   std::uint32_t cols = 0;    // columns swept per tile: >= max n + G - 1, multiple of 4
   std::uint32_t tiles = 0;   // row tiles
   std::uint32_t first_slot = 0;
-  std::uint32_t unused = 0;
+  std::uint32_t flags = 0;  // kWarpKnownScores: every job of the warp has a known score (or is empty)
 };
 static_assert(sizeof(WarpInfo) == 24);
+inline constexpr std::uint32_t kWarpKnownScores = 1;
 
 // Everything a prep or pass kernel reads (passed by value). Pointers are device pointers on the GPU,
 // host pointers in the emulator.

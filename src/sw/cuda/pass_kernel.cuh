@@ -87,6 +87,11 @@ struct Sweep {
   bool global;
   V neg_x;
   V neg_ox;
+  // known scores (local mode, warps flagged kWarpKnownScores; see sweep())
+  V target;       // per half: the known score S (0 for an empty half)
+  int lim[2];     // per half: smallest column where the group found S in an earlier tile
+  bool empty[2];  // per half: no job
+  int valid;      // border columns [0, valid) hold values written by the previous tile
   // per tile
   int first_row;
   bool write_border;
@@ -101,7 +106,7 @@ struct Sweep {
   uint4 bc0;
   uint4 bc1;
 
-  template <bool kGuard>
+  template <bool kGuard, bool kKnown>
   __device__ WS_FI void step(int s, std::uint32_t lx, std::uint32_t bh, std::uint32_t bf) {
     const int j = s - t;
     std::uint32_t xin = __shfl_up_sync(kFullMask, x, 1, G);
@@ -111,6 +116,12 @@ struct Sweep {
       xin = lx;
       hin = bh;
       fin = bf;
+      // A border column the previous tile stopped before: local mode's lowest values (H = 0,
+      // F = -(O + X)) in place of stale ones, so every value computed from it is <= the true one.
+      if (kKnown && s >= valid) {
+        hin = 0;
+        fin = neg_ox;
+      }
     }
     x = xin;
     std::uint32_t wa[R / 4];
@@ -139,7 +150,7 @@ struct Sweep {
   }
 
   // Steps s0 .. s0+3; lane 0 prefetches the next chunk of letters and border.
-  template <bool kGuard>
+  template <bool kGuard, bool kKnown>
   __device__ WS_FI void chunk(int s0) {
     uint4 nlc = lc, nbc0 = bc0, nbc1 = bc1;
     if (t == 0 && s0 + 4 < steps) {
@@ -147,27 +158,64 @@ struct Sweep {
       nbc0 = border4[s0 / 2 + 2];
       nbc1 = border4[s0 / 2 + 3];
     }
-    step<kGuard>(s0, lc.x, bc0.x, bc0.y);
-    step<kGuard>(s0 + 1, lc.y, bc0.z, bc0.w);
-    step<kGuard>(s0 + 2, lc.z, bc1.x, bc1.y);
-    step<kGuard>(s0 + 3, lc.w, bc1.z, bc1.w);
+    step<kGuard, kKnown>(s0, lc.x, bc0.x, bc0.y);
+    step<kGuard, kKnown>(s0 + 1, lc.y, bc0.z, bc0.w);
+    step<kGuard, kKnown>(s0 + 2, lc.z, bc1.x, bc1.y);
+    step<kGuard, kKnown>(s0 + 3, lc.w, bc1.z, bc1.w);
     lc = nlc;
     bc0 = nbc0;
     bc1 = nbc1;
   }
 
+  // Known scores: half h of the group is settled once some lane found S at a column <= the column the
+  // group's last lane has completed (min with lim[h], from earlier tiles); empty halves are settled.
+  // True when every half of every group of the warp is settled after step s (warp-uniform).
+  __device__ WS_FI bool settled(int s) const {
+    const int last = s - (G - 1);
+    bool p[2] = {true, true};
+    WS_UNROLL
+    for (int h = 0; h < L::kPairs; ++h) {
+      const int found = tr.bj[h] >= 0 && tr.bj[h] < lim[h] ? tr.bj[h] : lim[h];
+      p[h] = empty[h] || found <= last;
+    }
+    constexpr unsigned kLead = G == 32 ? 1u : 0xFFFFFFFFu / ((1u << G) - 1u);  // lane 0 of each group
+    unsigned any = __ballot_sync(kFullMask, p[0]);
+    if constexpr (L::kPairs == 2)
+      any = group_any(any) & group_any(__ballot_sync(kFullMask, p[1]));
+    else
+      any = group_any(any);
+    return (any & kLead) == kLead;
+  }
+  // Bit g * G of the result: any bit of group g set.
+  static __device__ WS_FI unsigned group_any(unsigned b) {
+    WS_UNROLL
+    for (int k = 1; k < G; k <<= 1) b |= b >> k;
+    return b;
+  }
+
+  // Row tiles, each swept over the warp's columns. With known scores (kKnown, local mode) the tracker
+  // looks only for cells holding S (its floor is S - 1) and a tile ends as soon as the warp is settled;
+  // the next tile then needs (and computes exactly) only the columns up to the group's limit, which
+  // lie below `valid`: see the comment in step() for the columns beyond.
+  template <bool kKnown>
   __device__ WS_FI void sweep(const PassParams& p, const SlotInfo& slot, const std::int8_t* ctab, int tiles) {
-    constexpr int kGuarded = (G - 1 + 3) / 4 * 4;  // steps with lanes whose column is negative
+    constexpr int kGuarded = (G - 1 + 3) / 4 * 4;  // steps with lanes whose column is still negative
+    valid = steps;
 #pragma unroll 1
     for (int tile = 0; tile < tiles; ++tile) {
       first_row = tile * G * R + t * R;
       build_profile<L, R>(p, slot, ctab, first_row, pass_smem + lane_prof);
       col.init(p, slot, first_row);
       if constexpr (kLocal) {
-        V floor = tr.accumulated();  // the group's best so far
-        WS_UNROLL
-        for (int off = G / 2; off > 0; off /= 2)
-          floor = L::max(floor, __shfl_xor_sync(kFullMask, floor, off, G));
+        V floor;
+        if constexpr (kKnown) {
+          floor = target;  // only cells holding S are recorded
+        } else {
+          floor = tr.accumulated();  // the group's best so far
+          WS_UNROLL
+          for (int off = G / 2; off > 0; off /= 2)
+            floor = L::max(floor, __shfl_xor_sync(kFullMask, floor, off, G));
+        }
         tr.begin_tile(floor);
       } else {
         tr.begin_tile(slot, tile, t);
@@ -186,11 +234,33 @@ struct Sweep {
         bc1 = border4[1];
       }
       int s0 = 0;
+      int next_valid = steps;
       const int guarded = kGuarded < steps ? kGuarded : steps;
 #pragma unroll 1
-      for (; s0 < guarded; s0 += 4) chunk<true>(s0);
+      for (; s0 < guarded; s0 += 4) chunk<true, kKnown>(s0);
 #pragma unroll 1
-      for (; s0 < steps; s0 += 4) chunk<false>(s0);
+      for (; s0 < steps; s0 += 4) {
+        chunk<false, kKnown>(s0);
+        if constexpr (kKnown) {
+          if (settled(s0 + 3)) {
+            next_valid = s0 + 3 - (G - 1) + 1;  // the last lane wrote columns 0 .. s0 + 3 - (G - 1)
+            break;
+          }
+        }
+      }
+      if constexpr (kKnown) {
+        WS_UNROLL
+        for (int h = 0; h < 2; ++h) {
+          int found = tr.bj[h] >= 0 && tr.bj[h] < lim[h] ? tr.bj[h] : lim[h];
+          WS_UNROLL
+          for (int off = G / 2; off > 0; off /= 2) {
+            const int o = __shfl_xor_sync(kFullMask, found, off, G);
+            found = o < found ? o : found;
+          }
+          lim[h] = found;
+        }
+        valid = next_valid;
+      }
       tr.end_tile();
       __syncwarp();
     }
@@ -227,7 +297,21 @@ __global__ void __launch_bounds__(kBlockWarps * 32)
   sw.neg_x = L::splat(-static_cast<std::int64_t>(p.extend));
   sw.neg_ox = L::splat(-(static_cast<std::int64_t>(p.open) + p.extend));
   sw.capture_any = false;
-  sw.sweep(p, slot, reinterpret_cast<const std::int8_t*>(pass_smem), static_cast<int>(wi.tiles));
+  const auto* ctab = reinterpret_cast<const std::int8_t*>(pass_smem);
+  if constexpr (kLocal) {
+    if ((wi.flags & kWarpKnownScores) != 0) {  // warp-uniform
+      sw.target = L::pack(slot.half[0].score, slot.half[1].score);
+      for (int h = 0; h < 2; ++h) {
+        sw.lim[h] = 0x7FFFFFFF;
+        sw.empty[h] = h >= L::kPairs || slot.half[h].job < 0;
+      }
+      sw.template sweep<true>(p, slot, ctab, static_cast<int>(wi.tiles));
+    } else {
+      sw.template sweep<false>(p, slot, ctab, static_cast<int>(wi.tiles));
+    }
+  } else {
+    sw.template sweep<false>(p, slot, ctab, static_cast<int>(wi.tiles));
+  }
 
   // Reduce each half's candidates over the group (a total order: every lane ends with the best).
   WS_UNROLL
