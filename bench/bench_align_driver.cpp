@@ -6,9 +6,14 @@
 //   align-protein / align-dna            device auto: all visible GPUs (CUDA_VISIBLE_DEVICES picks
 //                                        them), else CPU; coordinates, no CIGAR
 //   align-protein-cigar                  the same with traceback (CIGARs computed on CPU threads)
-// The pairs are submitted in batches of kBatchPairs with three batches in flight, as the CLI does.
+// The pairs are submitted in batches of kBatchPairs with three batches in flight, as the CLI does
+// (WARPSEARCH_BENCH_ALIGN_BATCH=N: batches of N pairs instead, to measure the per-batch cost; batches
+// other than 250,000 are other pairs, with the same shapes).
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <future>
 #include <vector>
@@ -35,10 +40,13 @@ Work run_aligner(const Context& ctx, AlignSetKind kind, bool traceback, std::siz
   config.traceback = traceback;
   config.threads = ctx.threads;
   // The dataset is built in batches up front (not timed).
+  std::size_t batch_pairs = kBatchPairs;
+  if (const char* env = std::getenv("WARPSEARCH_BENCH_ALIGN_BATCH"); env != nullptr && *env != '\0')
+    batch_pairs = std::max<std::size_t>(1, std::stoull(env));
   std::vector<align::Batch> batches;
   Work work;
-  for (std::size_t done = 0, b = 0; done < pairs; done += kBatchPairs, ++b) {
-    batches.push_back(make_align_dataset(kind, std::min(kBatchPairs, pairs - done), kSeed + b, ctx.input));
+  for (std::size_t done = 0, b = 0; done < pairs; done += batch_pairs, ++b) {
+    batches.push_back(make_align_dataset(kind, std::min(batch_pairs, pairs - done), kSeed + b, ctx.input));
     work.records += batches.back().size();
     work.cells += batches.back().cells();
     for (std::size_t i = 0; i < batches.back().size(); ++i)
@@ -58,6 +66,15 @@ Work run_aligner(const Context& ctx, AlignSetKind kind, bool traceback, std::siz
   for (auto& f : in_flight)
     for (const align::Result& r : f.get()) checksum += r.score;
   work.timed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const align::Aligner::Stats s = aligner.stats();
+  std::fprintf(stderr,
+               "  %s\n  aligner: %llu batches, pass stage %.4f s, finish stage %.4f s; reverse cells %.3g "
+               "(forward %.3g); GPU kernels %.4f s, transfers %.4f s; host plan %.4f s, pack %.4f s, wait "
+               "%.4f s; %llu launches\n",
+               aligner.describe().c_str(), static_cast<unsigned long long>(s.batches), s.pass_s, s.finish_s,
+               static_cast<double>(s.reverse_cells), static_cast<double>(s.forward_cells), s.gpu_kernel_s,
+               s.gpu_transfer_s, s.host_plan_s, s.host_pack_s, s.host_wait_s,
+               static_cast<unsigned long long>(s.launches));
   if (checksum < 0) work.records = 0;  // keeps the results observable; local scores are never negative
   return work;
 }

@@ -132,6 +132,20 @@ class Aligner {
   bool uses_gpu() const;
   std::string describe() const;  // e.g. "2 GPUs (NVIDIA H100 80GB HBM3 x2)" or "CPU, 16 threads, AVX2"
 
+  // Where the time went, totals since construction (for --timing and benchmarks).
+  struct Stats {
+    std::uint64_t batches = 0;
+    std::uint64_t forward_cells = 0;  // query length x target length over the pairs
+    std::uint64_t reverse_cells = 0;  // cells of the start-finding passes' extents (query x target prefix)
+    double pass_s = 0;                // wall seconds of the pass stage's work (GPU engine calls / CPU passes)
+    double finish_s = 0;              // wall seconds of the finish stage (results, traceback)
+    // GPU engines, summed over the GPUs (gpu_engine.hpp PassEngine::Stats)
+    double gpu_kernel_s = 0, gpu_transfer_s = 0;
+    double host_plan_s = 0, host_pack_s = 0, host_wait_s = 0;
+    std::uint64_t launches = 0;
+  };
+  Stats stats() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

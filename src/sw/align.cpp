@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -109,6 +111,35 @@ struct Aligner::Impl {
 
   std::mutex mutex;
   std::condition_variable cv;
+  mutable std::mutex stats_mutex;
+  Stats totals;  // under stats_mutex
+
+  using Clock = std::chrono::steady_clock;
+  static double since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  void add_pass_time(double seconds, std::uint64_t batches, std::uint64_t forward, std::uint64_t reverse) {
+    std::lock_guard lock(stats_mutex);
+    totals.pass_s += seconds;
+    totals.batches += batches;
+    totals.forward_cells += forward;
+    totals.reverse_cells += reverse;
+#if WARPSEARCH_HAVE_CUDA
+    // Engine totals: read here, by the pass stage's thread, between engine calls.
+    totals.gpu_kernel_s = totals.gpu_transfer_s = totals.host_plan_s = totals.host_pack_s = 0;
+    totals.host_wait_s = 0;
+    totals.launches = 0;
+    for (const auto& e : engines) {
+      const sw::gpu::PassEngine::Stats es = e->stats();
+      totals.gpu_kernel_s += es.kernel_s;
+      totals.gpu_transfer_s += es.transfer_s;
+      totals.host_plan_s += es.host_plan_s;
+      totals.host_pack_s += es.host_pack_s;
+      totals.host_wait_s += es.host_wait_s;
+      totals.launches += es.launches;
+    }
+#endif
+  }
   std::deque<std::unique_ptr<Job>> pass_queue, finish_queue;
   bool stopping = false;
   std::thread pass_thread, finish_thread;
@@ -231,7 +262,11 @@ struct Aligner::Impl {
     while (auto job = pop(finish_queue, true)) {
       if (!job->error) {
         try {
+          const Clock::time_point t0 = Clock::now();
           finish(*job);
+          const double seconds = since(t0);
+          std::lock_guard lock(stats_mutex);
+          totals.finish_s += seconds;
         } catch (...) {
           job->error = std::current_exception();
         }
@@ -255,6 +290,8 @@ struct Aligner::Impl {
   void run_cpu(Job& job) {
     const Batch& b = job.batch;
     const std::size_t n = b.size();
+    const Clock::time_point t0 = Clock::now();
+    std::atomic<std::uint64_t> reverse_cells{0};
     {
       pool.parallel_for(n, kCpuGrain, [&](std::size_t begin, std::size_t end) {
         thread_local sw::simd::Workspace ws;
@@ -268,12 +305,14 @@ struct Aligner::Impl {
             sw::reverse_prefix(q, ext.qlen, rq);
             sw::reverse_prefix(t, ext.tlen, rt);
             rev = sw::simd::pass(model, rq, rt, ws, isa);
+            reverse_cells.fetch_add(std::uint64_t{ext.qlen} * ext.tlen, std::memory_order_relaxed);
           }
           job.results[k] = sw::make_result(model, fwd, rev, q.size(), t.size());
           if (config.traceback) sw::traceback(model, q, t, job.results[k]);
         }
       });
     }
+    add_pass_time(since(t0), 1, b.cells(), reverse_cells.load());
   }
 
 #if WARPSEARCH_HAVE_CUDA
@@ -282,6 +321,8 @@ struct Aligner::Impl {
   // near-equal cells. An error fails both batches.
   void run_gpu_step(Job* fwd_job, Job* rev_job) {
     if (fwd_job == nullptr && rev_job == nullptr) return;
+    const Clock::time_point t0 = Clock::now();
+    std::atomic<std::uint64_t> reverse_cells{0};
     auto ranges_of = [&](const Job* job) {
       std::vector<WorkRange> ranges(engines.size());
       if (job == nullptr) return ranges;
@@ -317,8 +358,12 @@ struct Aligner::Impl {
               if (!sw::needs_reverse(model, rev_job->fwd[k], b.query(k).size())) continue;
               const sw::ReverseExtent ext =
                   sw::reverse_extent(model.mode, rev_job->fwd[k], b.query(k).size());
-              jobs.push_back({b.query(k).data(), ext.qlen, b.target(k).data(), ext.tlen, true});
+              // Local mode: the reverse pass's score is the forward score (model.hpp), so the engine
+              // stops each job at its start cell instead of sweeping the whole prefix.
+              const std::int32_t known = model.mode == Mode::kLocal ? rev_job->fwd[k].score : 0;
+              jobs.push_back({b.query(k).data(), ext.qlen, b.target(k).data(), ext.tlen, true, known});
               rev_index.push_back(k);
+              reverse_cells.fetch_add(std::uint64_t{ext.qlen} * ext.tlen, std::memory_order_relaxed);
             }
           }
           if (jobs.empty()) return;
@@ -335,6 +380,8 @@ struct Aligner::Impl {
       });
     }
     for (auto& t : threads) t.join();
+    add_pass_time(since(t0), fwd_job != nullptr ? 1 : 0, fwd_job != nullptr ? fwd_job->batch.cells() : 0,
+                  reverse_cells.load());
     for (auto& e : errors) {
       if (!e) continue;
       if (fwd_job != nullptr) fwd_job->error = e;
@@ -386,6 +433,11 @@ std::vector<Result> Aligner::align(Batch batch) { return submit(std::move(batch)
 const Config& Aligner::config() const { return impl_->config; }
 
 bool Aligner::uses_gpu() const { return impl_->gpu(); }
+
+Aligner::Stats Aligner::stats() const {
+  std::lock_guard lock(impl_->stats_mutex);
+  return impl_->totals;
+}
 
 std::string Aligner::describe() const {
   if (impl_->gpu()) {

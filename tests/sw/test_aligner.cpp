@@ -117,6 +117,26 @@ TEST(Aligner, ErrorsArriveThroughTheFuture) {
   EXPECT_EQ(aligner.align(std::move(good)).at(0).score, 4 + 9 + 6 + 5);
 }
 
+TEST(Aligner, StatsCountBatchesCellsAndTime) {
+  std::mt19937 rng(77);
+  Aligner aligner(cpu_config(Mode::kLocal, 2));
+  EXPECT_EQ(aligner.stats().batches, 0u);
+  Batch a = random_batch(rng, 40, 20, 90), b = random_batch(rng, 30, 20, 90);
+  const std::uint64_t cells = a.cells() + b.cells();
+  std::uint64_t reverse = 0;  // the reverse passes' extents of the pairs with a positive score
+  auto fa = aligner.submit(std::move(a));
+  auto fb = aligner.submit(std::move(b));
+  for (auto* f : {&fa, &fb})
+    for (const Result& r : f->get())
+      if (r.score > 0) reverse += std::uint64_t{r.query_end} * r.target_end;
+  const Aligner::Stats s = aligner.stats();
+  EXPECT_EQ(s.batches, 2u);
+  EXPECT_EQ(s.forward_cells, cells);
+  EXPECT_EQ(s.reverse_cells, reverse);
+  EXPECT_GT(s.pass_s, 0.0);
+  EXPECT_EQ(s.launches, 0u);  // CPU: no GPU launches
+}
+
 TEST(Aligner, RejectsBadConfiguration) {
   Config c;
   c.gaps = {0, 0};
