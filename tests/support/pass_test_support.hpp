@@ -81,6 +81,28 @@ class JobSet {
   std::uint64_t cells_ = 0;
 };
 
+// The Aligner's start-finding passes for `pairs` random protein pairs (query 20..20+qspan-1, target
+// 100..100+tspan-1 residues; every other target holds a mutated copy of its query): for each pair with
+// a positive local score, the reversed prefixes up to the forward end cell (BLOSUM62 11/1, local).
+inline JobSet reverse_prefix_set(std::mt19937_64& rng, int pairs, std::size_t qspan, std::size_t tspan) {
+  const Alphabet prot = Alphabet::protein();
+  const PassModel model = PassModel::make(ScoringMatrix::builtin("BLOSUM62"), {11, 1}, Mode::kLocal);
+  JobSet set(model);
+  for (int p = 0; p < pairs; ++p) {
+    const Seq q = random_seq(rng, 20 + rng() % qspan, prot);
+    Seq t = random_seq(rng, 100 + rng() % tspan, prot);
+    if (p % 2 == 0) {
+      const Seq rel = mutate(rng, q, prot, 25, 3);
+      t.insert(t.begin() + static_cast<std::ptrdiff_t>(rng() % (t.size() + 1)), rel.begin(), rel.end());
+    }
+    const EndPoint fwd = reference::pass(model, q, t);
+    if (fwd.score <= 0) continue;
+    set.add(Seq(q.begin(), q.begin() + fwd.qend + 1), Seq(t.begin(), t.begin() + fwd.tend + 1), true,
+            "prefix pair " + std::to_string(p));
+  }
+  return set;
+}
+
 // Which edge cases edge_case_sets() makes: protein codes a = 0, a_step, ... against c = 0, c_step, ...
 // as 1 x 1 pairs, and pairs of every length 1, 1 + len_step, ... up to max_len.
 struct EdgeSpan {

@@ -18,7 +18,6 @@
 #include "sw/cuda/pass_cells.hpp"
 #include "sw/gpu_plan.hpp"
 #include "sw/model.hpp"
-#include "sw/reference.hpp"
 #include "warpsearch/alphabet.hpp"
 #include "warpsearch/scoring.hpp"
 
@@ -439,21 +438,8 @@ TEST(GpuPassEmulated, EdgeCases) {
 // alignments that settle after a few columns); the known scores must cut the swept steps.
 TEST(GpuPassEmulated, KnownScoresOnReversePrefixes) {
   std::mt19937_64 rng(0x9e06);
-  const Alphabet prot = Alphabet::protein();
-  const PassModel model = PassModel::make(ScoringMatrix::builtin("BLOSUM62"), {11, 1}, Mode::kLocal);
-  JobSet set(model);
-  for (int p = 0; p < 48; ++p) {
-    const Seq q = random_seq(rng, 20 + rng() % 400, prot);
-    Seq t = random_seq(rng, 100 + rng() % 700, prot);
-    if (p % 2 == 0) {
-      const Seq rel = mutate(rng, q, prot, 25, 3);
-      t.insert(t.begin() + static_cast<std::ptrdiff_t>(rng() % (t.size() + 1)), rel.begin(), rel.end());
-    }
-    const EndPoint fwd = reference::pass(model, q, t);
-    if (fwd.score <= 0) continue;
-    set.add(Seq(q.begin(), q.begin() + fwd.qend + 1), Seq(t.begin(), t.begin() + fwd.tend + 1), true,
-            "prefix pair " + std::to_string(p));
-  }
+  const JobSet set = reverse_prefix_set(rng, 48, 400, 700);
+  const PassModel& model = set.model();
   ASSERT_GE(set.size(), 40u);
   for (const PassPolicy& policy : {PassPolicy{}, single_tile_policy(), tiles_policy(0), tiles_policy(4)}) {
     emulated_steps = 0;

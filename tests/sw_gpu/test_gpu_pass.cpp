@@ -22,7 +22,6 @@
 #include "sw/gpu_engine.hpp"
 #include "sw/gpu_plan.hpp"
 #include "sw/model.hpp"
-#include "sw/reference.hpp"
 #include "warpsearch/alphabet.hpp"
 #include "warpsearch/error.hpp"
 #include "warpsearch/gpu.hpp"
@@ -167,21 +166,8 @@ TEST_F(GpuPass, AdeptShapedPairs) {
 // known, under the default policy (single tiles up to 256 rows) and 8 x 8 tiles; queries up to 700.
 TEST_F(GpuPass, KnownScoresOnReversePrefixes) {
   std::mt19937_64 rng(0x9f06);
-  const Alphabet prot = Alphabet::protein();
-  const PassModel model = PassModel::make(ScoringMatrix::builtin("BLOSUM62"), {11, 1}, Mode::kLocal);
-  JobSet set(model);
-  for (int p = 0; p < 300; ++p) {
-    const Seq q = random_seq(rng, 20 + rng() % 680, prot);
-    Seq t = random_seq(rng, 200 + rng() % 1400, prot);
-    if (p % 2 == 0) {
-      const Seq rel = mutate(rng, q, prot, 25, 3);
-      t.insert(t.begin() + static_cast<std::ptrdiff_t>(rng() % (t.size() + 1)), rel.begin(), rel.end());
-    }
-    const EndPoint fwd = reference::pass(model, q, t);
-    if (fwd.score <= 0) continue;
-    set.add(Seq(q.begin(), q.begin() + fwd.qend + 1), Seq(t.begin(), t.begin() + fwd.tend + 1), true,
-            "prefix pair " + std::to_string(p));
-  }
+  const JobSet set = reverse_prefix_set(rng, 300, 680, 1500);
+  const PassModel& model = set.model();
   const std::vector<PassJob> known = set.jobs(true);
   PassPolicy tiled;
   tiled.known_max_rows.fill(0);
