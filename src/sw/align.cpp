@@ -304,7 +304,8 @@ struct Aligner::Impl {
             const sw::ReverseExtent ext = sw::reverse_extent(model.mode, fwd, q.size());
             sw::reverse_prefix(q, ext.qlen, rq);
             sw::reverse_prefix(t, ext.tlen, rt);
-            rev = sw::simd::pass(model, rq, rt, ws, isa);
+            // Local mode: the forward score is the reverse pass's (model.hpp); it stops at the start.
+            rev = sw::simd::pass(model, rq, rt, ws, isa, model.mode == Mode::kLocal ? fwd.score : 0);
             reverse_cells.fetch_add(std::uint64_t{ext.qlen} * ext.tlen, std::memory_order_relaxed);
           }
           job.results[k] = sw::make_result(model, fwd, rev, q.size(), t.size());

@@ -430,7 +430,8 @@ void align_hit(const sw::PassModel& model, std::span<const std::uint8_t> query, 
     const sw::ReverseExtent ext = sw::reverse_extent(model.mode, fwd, query.size());
     sw::reverse_prefix(query, ext.qlen, rq);
     sw::reverse_prefix(t, ext.tlen, rt);
-    rev = sw::simd::pass(model, rq, rt, workspace);
+    rev = sw::simd::pass(model, rq, rt, workspace, sw::simd::best_isa(),
+                         model.mode == sw::Mode::kLocal ? fwd.score : 0);  // stops at the start cell
   }
   align::Result r = sw::make_result(model, fwd, rev, query.size(), t.size());
   sw::traceback(model, query, t, r);

@@ -21,7 +21,7 @@ constexpr std::size_t kAlign = 64;
 // h[i] holds H(i, j-1) before row i of column j is computed and H(i, j) after; e[i] holds E(i, j) in
 // and E(i, j+1) out; f carries F(i, j) down the column. 32-bit values (fits_int32 guarantees range).
 EndPoint scalar_pass(const PassModel& model, std::span<const std::uint8_t> q, std::span<const std::uint8_t> t,
-                     Workspace& workspace) {
+                     Workspace& workspace, std::int32_t known) {
   const std::size_t m = q.size();
   const std::size_t n = t.size();
   const Mode mode = model.mode;
@@ -63,6 +63,7 @@ EndPoint scalar_pass(const PassModel& model, std::span<const std::uint8_t> q, st
     }
     if (mode == Mode::kSemiGlobal && (j == 0 || h[m - 1] > end.score))
       end = {h[m - 1], static_cast<std::int32_t>(m - 1), static_cast<std::int32_t>(j)};
+    if (known > 0 && best >= known) break;  // local mode: this column holds the first maximum
   }
   if (mode == Mode::kGlobal)
     end = {h[m - 1], static_cast<std::int32_t>(m - 1), static_cast<std::int32_t>(n - 1)};
@@ -144,8 +145,10 @@ std::byte* Workspace::buffer(std::size_t bytes) {
 }
 
 EndPoint pass(const PassModel& model, std::span<const std::uint8_t> q, std::span<const std::uint8_t> t,
-              Workspace& workspace, Isa isa) {
+              Workspace& workspace, Isa isa, std::int32_t known_score) {
   if (q.empty() || t.empty()) throw Error(ErrorKind::kInput, "pairwise pass: empty sequence");
+  if (known_score < 0 || (known_score > 0 && model.mode != Mode::kLocal))
+    throw Error(ErrorKind::kUsage, "pairwise pass: a known score must be positive and in local mode");
   if (!fits_int32(model, static_cast<std::int64_t>(q.size()), static_cast<std::int64_t>(t.size())))
     throw Error(ErrorKind::kInput, "pairwise pass: a " + std::to_string(q.size()) + " x " +
                                        std::to_string(t.size()) + " pair can exceed 32-bit scores");
@@ -157,12 +160,14 @@ EndPoint pass(const PassModel& model, std::span<const std::uint8_t> q, std::span
   const bool wide =
       !fits_int16(model, static_cast<std::int64_t>(q.size()), static_cast<std::int64_t>(t.size()));
   switch (isa) {
-    case Isa::kAvx2: return striped_avx2(model, q.data(), q.size(), t.data(), t.size(), workspace, wide);
-    case Isa::kSse41: return striped_sse41(model, q.data(), q.size(), t.data(), t.size(), workspace, wide);
+    case Isa::kAvx2:
+      return striped_avx2(model, q.data(), q.size(), t.data(), t.size(), workspace, wide, known_score);
+    case Isa::kSse41:
+      return striped_sse41(model, q.data(), q.size(), t.data(), t.size(), workspace, wide, known_score);
     case Isa::kScalar: break;
   }
 #endif
-  return scalar_pass(model, q, t, workspace);
+  return scalar_pass(model, q, t, workspace, known_score);
 }
 
 }  // namespace warpsearch::sw::simd

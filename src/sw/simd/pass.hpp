@@ -54,8 +54,11 @@ class Workspace {
 
 // The pass of model.hpp over query q (rows) and target t (columns), both non-empty digital codes below
 // kMaxCodes, with fits_int32(model, q.size(), t.size()) and open, extend >= 0, open + extend >= 1.
-// Violations throw Error(kInput) (sizes) or Error(kUsage) (gaps, an Isa not supported here).
+// Violations throw Error(kInput) (sizes) or Error(kUsage) (gaps, an Isa not supported here, a bad
+// known_score). known_score: 0, or in local mode the pass's score when the caller knows it (the
+// start-finding pass's is the forward score): the sweep ends at the first column reaching it, with the
+// same result. A known_score above the true score gives the plain pass's result.
 EndPoint pass(const PassModel& model, std::span<const std::uint8_t> q, std::span<const std::uint8_t> t,
-              Workspace& workspace, Isa isa = best_isa());
+              Workspace& workspace, Isa isa = best_isa(), std::int32_t known_score = 0);
 
 }  // namespace warpsearch::sw::simd

@@ -55,11 +55,11 @@
 namespace warpsearch::sw::simd {
 
 // Entry points of the ISA translation units; call only when isa_supported() says so. wide selects the
-// 32-bit lanes. Inputs as for pass() (checked there).
+// 32-bit lanes. Inputs as for pass() (checked there), known its known_score.
 EndPoint striped_sse41(const PassModel& model, const std::uint8_t* q, std::size_t m, const std::uint8_t* t,
-                       std::size_t n, Workspace& workspace, bool wide);
+                       std::size_t n, Workspace& workspace, bool wide, std::int32_t known);
 EndPoint striped_avx2(const PassModel& model, const std::uint8_t* q, std::size_t m, const std::uint8_t* t,
-                      std::size_t n, Workspace& workspace, bool wide);
+                      std::size_t n, Workspace& workspace, bool wide, std::int32_t known);
 
 namespace striped {
 
@@ -80,9 +80,12 @@ std::size_t first_row(const typename V::Vec* h, std::size_t seg, std::size_t m, 
   return row;
 }
 
+// known (local mode): the pass's score when the caller knows it (> 0), else 0; the sweep then ends
+// with the first column that reaches it (no value exceeds the pass's score, so that column holds the
+// column-major first maximum).
 template <class V, Mode kMode>
 EndPoint run(const PassModel& model, const std::uint8_t* q, std::size_t m, const std::uint8_t* t,
-             std::size_t n, Workspace& workspace) {
+             std::size_t n, Workspace& workspace, std::int32_t known) {
   using Vec = typename V::Vec;
   using Elem = typename V::Elem;
   constexpr std::size_t kLanes = V::kLanes;
@@ -203,6 +206,7 @@ EndPoint run(const PassModel& model, const std::uint8_t* q, std::size_t m, const
         best = col_best;
         best_j = static_cast<std::int64_t>(j);
         best_i = static_cast<std::int64_t>(first_row<V>(h_store, seg, m, v_best));
+        if (known > 0 && best >= known) break;
       }
     } else if constexpr (kMode == Mode::kSemiGlobal) {
       // Row m-1 is one lane of one vector: compare in registers, read the element only on improvement.
@@ -237,17 +241,17 @@ EndPoint run(const PassModel& model, const std::uint8_t* q, std::size_t m, const
 // The pass for model.mode in Narrow (int16) or Wide (int32) lanes.
 template <class Narrow, class Wide>
 EndPoint by_mode(const PassModel& model, const std::uint8_t* q, std::size_t m, const std::uint8_t* t,
-                 std::size_t n, Workspace& workspace, bool wide) {
+                 std::size_t n, Workspace& workspace, bool wide, std::int32_t known) {
   switch (model.mode) {
     case Mode::kLocal:
-      return wide ? run<Wide, Mode::kLocal>(model, q, m, t, n, workspace)
-                  : run<Narrow, Mode::kLocal>(model, q, m, t, n, workspace);
+      return wide ? run<Wide, Mode::kLocal>(model, q, m, t, n, workspace, known)
+                  : run<Narrow, Mode::kLocal>(model, q, m, t, n, workspace, known);
     case Mode::kGlobal:
-      return wide ? run<Wide, Mode::kGlobal>(model, q, m, t, n, workspace)
-                  : run<Narrow, Mode::kGlobal>(model, q, m, t, n, workspace);
+      return wide ? run<Wide, Mode::kGlobal>(model, q, m, t, n, workspace, 0)
+                  : run<Narrow, Mode::kGlobal>(model, q, m, t, n, workspace, 0);
     case Mode::kSemiGlobal:
-      return wide ? run<Wide, Mode::kSemiGlobal>(model, q, m, t, n, workspace)
-                  : run<Narrow, Mode::kSemiGlobal>(model, q, m, t, n, workspace);
+      return wide ? run<Wide, Mode::kSemiGlobal>(model, q, m, t, n, workspace, 0)
+                  : run<Narrow, Mode::kSemiGlobal>(model, q, m, t, n, workspace, 0);
   }
   return {};
 }

@@ -86,8 +86,8 @@ struct Avx2I32 {
 }  // namespace
 
 EndPoint striped_avx2(const PassModel& model, const std::uint8_t* q, std::size_t m, const std::uint8_t* t,
-                      std::size_t n, Workspace& workspace, bool wide) {
-  return striped::by_mode<Avx2I16, Avx2I32>(model, q, m, t, n, workspace, wide);
+                      std::size_t n, Workspace& workspace, bool wide, std::int32_t known) {
+  return striped::by_mode<Avx2I16, Avx2I32>(model, q, m, t, n, workspace, wide, known);
 }
 
 }  // namespace warpsearch::sw::simd

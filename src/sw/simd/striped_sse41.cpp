@@ -74,8 +74,8 @@ struct Sse41I32 {
 }  // namespace
 
 EndPoint striped_sse41(const PassModel& model, const std::uint8_t* q, std::size_t m, const std::uint8_t* t,
-                       std::size_t n, Workspace& workspace, bool wide) {
-  return striped::by_mode<Sse41I16, Sse41I32>(model, q, m, t, n, workspace, wide);
+                       std::size_t n, Workspace& workspace, bool wide, std::int32_t known) {
+  return striped::by_mode<Sse41I16, Sse41I32>(model, q, m, t, n, workspace, wide, known);
 }
 
 }  // namespace warpsearch::sw::simd
