@@ -296,6 +296,7 @@ struct Aligner::Impl {
       pool.parallel_for(n, kCpuGrain, [&](std::size_t begin, std::size_t end) {
         thread_local sw::simd::Workspace ws;
         std::vector<std::uint8_t> rq, rt;
+        std::uint64_t cells = 0;  // reverse cells of this chunk
         for (std::size_t k = begin; k < end; ++k) {
           const auto q = b.query(k), t = b.target(k);
           const sw::EndPoint fwd = sw::simd::pass(model, q, t, ws, isa);
@@ -306,11 +307,12 @@ struct Aligner::Impl {
             sw::reverse_prefix(t, ext.tlen, rt);
             // Local mode: the forward score is the reverse pass's (model.hpp); it stops at the start.
             rev = sw::simd::pass(model, rq, rt, ws, isa, model.mode == Mode::kLocal ? fwd.score : 0);
-            reverse_cells.fetch_add(std::uint64_t{ext.qlen} * ext.tlen, std::memory_order_relaxed);
+            cells += std::uint64_t{ext.qlen} * ext.tlen;
           }
           job.results[k] = sw::make_result(model, fwd, rev, q.size(), t.size());
           if (config.traceback) sw::traceback(model, q, t, job.results[k]);
         }
+        reverse_cells.fetch_add(cells, std::memory_order_relaxed);
       });
     }
     add_pass_time(since(t0), 1, b.cells(), reverse_cells.load());
@@ -355,6 +357,7 @@ struct Aligner::Impl {
           if (rev_job != nullptr) {
             // The reversed prefixes are read backwards in place by the kernel.
             const Batch& b = rev_job->batch;
+            std::uint64_t cells = 0;  // reverse cells of this GPU
             for (std::size_t k = rev_ranges[g].begin; k < rev_ranges[g].end; ++k) {
               if (!sw::needs_reverse(model, rev_job->fwd[k], b.query(k).size())) continue;
               const sw::ReverseExtent ext =
@@ -364,8 +367,9 @@ struct Aligner::Impl {
               const std::int32_t known = model.mode == Mode::kLocal ? rev_job->fwd[k].score : 0;
               jobs.push_back({b.query(k).data(), ext.qlen, b.target(k).data(), ext.tlen, true, known});
               rev_index.push_back(k);
-              reverse_cells.fetch_add(std::uint64_t{ext.qlen} * ext.tlen, std::memory_order_relaxed);
+              cells += std::uint64_t{ext.qlen} * ext.tlen;
             }
+            reverse_cells.fetch_add(cells, std::memory_order_relaxed);
           }
           if (jobs.empty()) return;
           std::vector<sw::EndPoint> out(jobs.size());
