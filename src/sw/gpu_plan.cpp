@@ -48,6 +48,7 @@ JobClass classify(const PassModel& model, std::uint32_t qlen, std::uint32_t tlen
   const auto virtual_rows = [&](int r) { return local ? 0 : static_cast<int>((r - qlen % r) % r); };
   const auto& max_rows = known ? policy.known_max_rows : policy.max_rows;
   JobClass c;
+  c.known = known;
   c.shape = static_cast<std::uint8_t>(known ? policy.known_long_shape : policy.long_shape);
   for (std::size_t s = 0; s < kPassShapes.size(); ++s) {
     const PassShape sh = kPassShapes[s];
@@ -88,11 +89,11 @@ void sort_jobs(std::span<const JobClass> classes, std::span<const PassJob> jobs,
   for (std::size_t k = 0; k < n; ++k) {
     const JobClass& c = classes[k];
     const PassJob& j = jobs[k];
-    const std::int32_t score = j.score > 0 ? j.score : 0;  // local mode only (the engine checks)
+    const std::int32_t score = c.known ? j.score : 0;
     const std::uint64_t group =
-        (static_cast<std::uint64_t>(c.lane) * kPassShapes.size() + c.shape) * 2 + (score > 0 ? 1 : 0);
+        (static_cast<std::uint64_t>(c.lane) * kPassShapes.size() + c.shape) * 2 + (c.known ? 1 : 0);
     const std::uint64_t length =
-        score > 0 ? std::min<std::uint64_t>(j.tlen, static_cast<std::uint64_t>(score)) : j.tlen;
+        c.known ? std::min<std::uint64_t>(j.tlen, static_cast<std::uint64_t>(score)) : j.tlen;
     items[k].key = (group * (max_tiles + 1) + c.tiles) * (max_tlen + 1) + length;
     items[k].job = {static_cast<std::uint32_t>(k),
                     j.qlen,
@@ -203,7 +204,7 @@ std::size_t plan_launch(const PassModel& model, std::span<const SortedJob> order
     const SortedJob& c = order[pos];
     const PassShape sh = kPassShapes[c.shape];
     const int spw = 32 / sh.g;
-    const bool known = local && c.score > 0;
+    const bool known = c.score > 0;
     if (w.active && (w.lane != c.lane || w.shape != c.shape || w.known != known)) close_warp(w, plan);
 
     // Sizes of the launch if this job joins the open (or a new) warp.
@@ -239,7 +240,7 @@ std::size_t plan_launch(const PassModel& model, std::span<const SortedJob> order
     half.job = static_cast<std::int32_t>(plan.jobs.size());
     half.virtual_rows = c.virtual_rows;
     half.reversed = c.reversed ? 1u : 0u;
-    half.score = known ? c.score : 0;
+    half.score = c.score;
     if (!local) {
       const std::int64_t row = static_cast<std::int64_t>(c.qlen) - 1 + c.virtual_rows;
       half.end_tile = static_cast<std::int32_t>(row / (sh.g * sh.r));

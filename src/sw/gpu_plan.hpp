@@ -88,6 +88,7 @@ struct JobClass {
   std::uint8_t shape = 0;         // index into kPassShapes
   std::int32_t virtual_rows = 0;  // o (non-local modes)
   std::uint32_t tiles = 0;        // row tiles of G * R rows
+  bool known = false;             // a known score (local mode): runs in known-score warps
 };
 // known_score: the job has a known score (PassJob::score; local mode): classified by the known_* policy.
 JobClass classify(const PassModel& model, std::uint32_t qlen, std::uint32_t tlen, const PassPolicy& policy,
@@ -103,7 +104,7 @@ struct SortedJob {
   std::uint8_t shape = 0;
   std::uint8_t virtual_rows = 0;
   bool reversed = false;
-  std::int32_t score = 0;  // PassJob::score (> 0: known; local mode only)
+  std::int32_t score = 0;  // the known score (JobClass::known), else 0
 };
 
 // Buffers of sort_jobs, reusable across calls (first-touch page faults of fresh buffers cost as much as
