@@ -118,8 +118,8 @@ Work gpu_align(const Context& ctx, AlignSetKind kind, bool with_reverse, bool kn
     for (std::size_t i = 0; i < forward.size(); ++i) {
       if (!sw::needs_reverse(model, ends[i], forward[i].qlen)) continue;
       const sw::ReverseExtent e = sw::reverse_extent(model.mode, ends[i], forward[i].qlen);
-      reverse.push_back(
-          {forward[i].query, e.qlen, forward[i].target, e.tlen, true, known_scores ? ends[i].score : 0});
+      reverse.push_back({forward[i].query, e.qlen, forward[i].target, e.tlen, true,
+                         known_scores ? sw::reverse_known_score(model, ends[i]) : 0});
     }
     std::vector<sw::EndPoint> starts(reverse.size());
     engine.run(reverse, starts);

@@ -305,8 +305,7 @@ struct Aligner::Impl {
             const sw::ReverseExtent ext = sw::reverse_extent(model.mode, fwd, q.size());
             sw::reverse_prefix(q, ext.qlen, rq);
             sw::reverse_prefix(t, ext.tlen, rt);
-            // Local mode: the forward score is the reverse pass's (model.hpp); it stops at the start.
-            rev = sw::simd::pass(model, rq, rt, ws, isa, model.mode == Mode::kLocal ? fwd.score : 0);
+            rev = sw::simd::pass(model, rq, rt, ws, isa, sw::reverse_known_score(model, fwd));
             cells += std::uint64_t{ext.qlen} * ext.tlen;
           }
           job.results[k] = sw::make_result(model, fwd, rev, q.size(), t.size());
@@ -362,10 +361,8 @@ struct Aligner::Impl {
               if (!sw::needs_reverse(model, rev_job->fwd[k], b.query(k).size())) continue;
               const sw::ReverseExtent ext =
                   sw::reverse_extent(model.mode, rev_job->fwd[k], b.query(k).size());
-              // Local mode: the reverse pass's score is the forward score (model.hpp), so the engine
-              // stops each job at its start cell instead of sweeping the whole prefix.
-              const std::int32_t known = model.mode == Mode::kLocal ? rev_job->fwd[k].score : 0;
-              jobs.push_back({b.query(k).data(), ext.qlen, b.target(k).data(), ext.tlen, true, known});
+              jobs.push_back({b.query(k).data(), ext.qlen, b.target(k).data(), ext.tlen, true,
+                              sw::reverse_known_score(model, rev_job->fwd[k])});
               rev_index.push_back(k);
               cells += std::uint64_t{ext.qlen} * ext.tlen;
             }

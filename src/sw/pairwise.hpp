@@ -27,6 +27,11 @@ struct ReverseExtent {
 bool all_insertions(const PassModel& model, const EndPoint& fwd, std::size_t query_length);
 bool needs_reverse(const PassModel& model, const EndPoint& fwd, std::size_t query_length);
 ReverseExtent reverse_extent(Mode mode, const EndPoint& fwd, std::size_t query_length);
+// The reverse pass's score when it is known in advance (local mode: the forward score, model.hpp), for
+// PassJob::score / simd::pass's known_score, which let the pass stop at the start cell; else 0.
+inline std::int32_t reverse_known_score(const PassModel& model, const EndPoint& fwd) {
+  return model.mode == Mode::kLocal ? fwd.score : 0;
+}
 void reverse_prefix(std::span<const std::uint8_t> seq, std::uint32_t len, std::vector<std::uint8_t>& out);
 
 // rev is ignored when !needs_reverse(model, fwd, query_length).

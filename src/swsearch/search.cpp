@@ -430,8 +430,7 @@ void align_hit(const sw::PassModel& model, std::span<const std::uint8_t> query, 
     const sw::ReverseExtent ext = sw::reverse_extent(model.mode, fwd, query.size());
     sw::reverse_prefix(query, ext.qlen, rq);
     sw::reverse_prefix(t, ext.tlen, rt);
-    rev = sw::simd::pass(model, rq, rt, workspace, sw::simd::best_isa(),
-                         model.mode == sw::Mode::kLocal ? fwd.score : 0);  // stops at the start cell
+    rev = sw::simd::pass(model, rq, rt, workspace, sw::simd::best_isa(), sw::reverse_known_score(model, fwd));
   }
   align::Result r = sw::make_result(model, fwd, rev, query.size(), t.size());
   sw::traceback(model, query, t, r);
