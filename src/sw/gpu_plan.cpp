@@ -6,6 +6,7 @@
 #include <array>
 
 #include "warpsearch/error.hpp"
+#include "warpsearch/thread_pool.hpp"
 
 namespace warpsearch::sw::gpu {
 
@@ -70,64 +71,103 @@ JobClass classify(const PassModel& model, std::uint32_t qlen, std::uint32_t tlen
 }
 
 void sort_jobs(std::span<const JobClass> classes, std::span<const PassJob> jobs,
-               std::vector<SortedJob>& order, SortScratch& scratch) {
+               std::vector<SortedJob>& order, SortScratch& scratch, ThreadPool* pool) {
   using Item = SortScratch::Item;
   const std::size_t n = classes.size();
-  // Dense keys ((lane, shape), tiles, tlen) in as few bits as the batch needs, sorted by LSD radix in
-  // passes of at most 12 bits (two for typical batches), moving the planning record along with the
-  // key; ties keep input order.
+  // Dense keys ((lane, shape, known), tiles, length) in as few bits as the batch needs, sorted by LSD
+  // radix in passes of at most 12 bits (two for typical batches), moving the planning record along
+  // with the key; ties keep input order. Every step runs over fixed chunks of kSortGrain jobs (on the
+  // pool when there is one): per-chunk histograms, offsets in (digit, chunk) order and per-chunk
+  // scatters give exactly the sequential stable sort, for any thread count.
+  const std::size_t chunks = std::max<std::size_t>(1, (n + kSortGrain - 1) / kSortGrain);
+  const auto for_chunks = [&](const auto& body) {
+    const auto run = [&](std::size_t begin, std::size_t end) { body(begin / kSortGrain, begin, end); };
+    if (pool != nullptr && chunks > 1) {
+      pool->parallel_for(n, kSortGrain, run);
+    } else {
+      for (std::size_t c = 0; c < chunks; ++c) run(c * kSortGrain, std::min(n, (c + 1) * kSortGrain));
+    }
+  };
+  std::vector<std::uint64_t>& maxima = scratch.maxima;  // per chunk: max tiles, max target length
+  maxima.assign(2 * chunks, 0);
+  for_chunks([&](std::size_t c, std::size_t begin, std::size_t end) {
+    std::uint64_t tiles = 0, tlen = 0;
+    for (std::size_t k = begin; k < end; ++k) {
+      tiles = std::max<std::uint64_t>(tiles, classes[k].tiles);
+      tlen = std::max<std::uint64_t>(tlen, jobs[k].tlen);
+    }
+    maxima[2 * c] = tiles;
+    maxima[2 * c + 1] = tlen;
+  });
   std::uint64_t max_tiles = 0, max_tlen = 0;
-  for (std::size_t k = 0; k < n; ++k) {
-    max_tiles = std::max<std::uint64_t>(max_tiles, classes[k].tiles);
-    max_tlen = std::max<std::uint64_t>(max_tlen, jobs[k].tlen);
+  for (std::size_t c = 0; c < chunks; ++c) {
+    max_tiles = std::max(max_tiles, maxima[2 * c]);
+    max_tlen = std::max(max_tlen, maxima[2 * c + 1]);
   }
   const std::uint64_t groups = 2 * kPassShapes.size() * 2;
   std::vector<Item>& items = scratch.items;
   std::vector<Item>& tmp = scratch.tmp;
   items.resize(n);
   tmp.resize(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    const JobClass& c = classes[k];
-    const PassJob& j = jobs[k];
-    const std::int32_t score = c.known ? j.score : 0;
-    const std::uint64_t group =
-        (static_cast<std::uint64_t>(c.lane) * kPassShapes.size() + c.shape) * 2 + (c.known ? 1 : 0);
-    const std::uint64_t length =
-        c.known ? std::min<std::uint64_t>(j.tlen, static_cast<std::uint64_t>(score)) : j.tlen;
-    items[k].key = (group * (max_tiles + 1) + c.tiles) * (max_tlen + 1) + length;
-    items[k].job = {static_cast<std::uint32_t>(k),
-                    j.qlen,
-                    j.tlen,
-                    c.tiles,
-                    c.lane,
-                    c.shape,
-                    static_cast<std::uint8_t>(c.virtual_rows),
-                    j.reversed,
-                    score};
-  }
+  for_chunks([&](std::size_t, std::size_t begin, std::size_t end) {
+    for (std::size_t k = begin; k < end; ++k) {
+      const JobClass& c = classes[k];
+      const PassJob& j = jobs[k];
+      const std::int32_t score = c.known ? j.score : 0;
+      const std::uint64_t group =
+          (static_cast<std::uint64_t>(c.lane) * kPassShapes.size() + c.shape) * 2 + (c.known ? 1 : 0);
+      const std::uint64_t length =
+          c.known ? std::min<std::uint64_t>(j.tlen, static_cast<std::uint64_t>(score)) : j.tlen;
+      items[k].key = (group * (max_tiles + 1) + c.tiles) * (max_tlen + 1) + length;
+      items[k].job = {static_cast<std::uint32_t>(k),
+                      j.qlen,
+                      j.tlen,
+                      c.tiles,
+                      c.lane,
+                      c.shape,
+                      static_cast<std::uint8_t>(c.virtual_rows),
+                      j.reversed,
+                      score};
+    }
+  });
   const std::uint64_t max_key = groups * (max_tiles + 1) * (max_tlen + 1);
   int bits = 1;
   while (bits < 64 && (max_key >> bits) != 0) ++bits;
   const int passes = (bits + 11) / 12;
   const int digit_bits = (bits + passes - 1) / passes;
   const std::uint64_t mask = (std::uint64_t{1} << digit_bits) - 1;
-  std::vector<std::size_t>& count = scratch.count;
-  count.resize(static_cast<std::size_t>(mask) + 1);
+  const std::size_t digits = static_cast<std::size_t>(mask) + 1;
+  std::vector<std::size_t>& count = scratch.count;  // [chunk][digit]: count, then scatter offset
+  count.resize(chunks * digits);
   for (int shift = 0; shift < bits; shift += digit_bits) {
-    std::fill(count.begin(), count.end(), 0);
-    for (std::size_t k = 0; k < n; ++k) ++count[(items[k].key >> shift) & mask];
-    if (n == 0 || count[(items[0].key >> shift) & mask] == n) continue;  // one digit value: nothing to do
+    for_chunks([&](std::size_t c, std::size_t begin, std::size_t end) {
+      std::size_t* const cnt = count.data() + c * digits;
+      std::fill(cnt, cnt + digits, 0);
+      for (std::size_t k = begin; k < end; ++k) ++cnt[(items[k].key >> shift) & mask];
+    });
+    if (n == 0) break;
+    const std::size_t first = (items[0].key >> shift) & mask;
+    std::size_t in_first = 0;
+    for (std::size_t c = 0; c < chunks; ++c) in_first += count[c * digits + first];
+    if (in_first == n) continue;  // one digit value: nothing to do
     std::size_t sum = 0;
-    for (std::size_t& c : count) {
-      const std::size_t here = c;
-      c = sum;
-      sum += here;
-    }
-    for (std::size_t k = 0; k < n; ++k) tmp[count[(items[k].key >> shift) & mask]++] = items[k];
+    for (std::size_t d = 0; d < digits; ++d)
+      for (std::size_t c = 0; c < chunks; ++c) {
+        std::size_t& x = count[c * digits + d];
+        const std::size_t here = x;
+        x = sum;
+        sum += here;
+      }
+    for_chunks([&](std::size_t c, std::size_t begin, std::size_t end) {
+      std::size_t* const off = count.data() + c * digits;
+      for (std::size_t k = begin; k < end; ++k) tmp[off[(items[k].key >> shift) & mask]++] = items[k];
+    });
     items.swap(tmp);
   }
   order.resize(n);
-  for (std::size_t k = 0; k < n; ++k) order[k] = items[k].job;
+  for_chunks([&](std::size_t, std::size_t begin, std::size_t end) {
+    for (std::size_t k = begin; k < end; ++k) order[k] = items[k].job;
+  });
 }
 
 std::vector<SortedJob> sort_jobs(std::span<const JobClass> classes, std::span<const PassJob> jobs) {

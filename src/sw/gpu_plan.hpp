@@ -25,6 +25,10 @@
 #include "sw/gpu_engine.hpp"
 #include "sw/model.hpp"
 
+namespace warpsearch {
+class ThreadPool;
+}
+
 namespace warpsearch::sw::gpu {
 
 // Kernel shapes compiled into the CUDA tier. The dispatch table of gpu_engine.cu instantiates every
@@ -116,14 +120,20 @@ struct SortScratch {
   };
   std::vector<Item> items, tmp;
   std::vector<std::size_t> count;
+  std::vector<std::uint64_t> maxima;
 };
+
+// Jobs per chunk of sort_jobs' parallel steps (the chunks, and so the work, do not depend on the pool).
+inline constexpr std::size_t kSortGrain = 16384;
 
 // The jobs ordered by (lane, shape, known score or not, tiles, length key), stable (ties keep input
 // order), into `order`. The length key is the target length, or for a job with a known score S
 // min(target length, S): a guess of the columns it sweeps before it stops (a local alignment of score S
 // rarely spans more than S columns), so that a warp's jobs stop at about the same column.
+// pool: runs the sort's steps over chunks of kSortGrain jobs on the pool (nullptr: on the caller); the
+// order is the same either way.
 void sort_jobs(std::span<const JobClass> classes, std::span<const PassJob> jobs,
-               std::vector<SortedJob>& order, SortScratch& scratch);
+               std::vector<SortedJob>& order, SortScratch& scratch, ThreadPool* pool = nullptr);
 std::vector<SortedJob> sort_jobs(std::span<const JobClass> classes, std::span<const PassJob> jobs);
 
 struct LaunchCaps {

@@ -20,6 +20,7 @@
 #include "sw/model.hpp"
 #include "warpsearch/alphabet.hpp"
 #include "warpsearch/scoring.hpp"
+#include "warpsearch/thread_pool.hpp"
 
 namespace warpsearch::sw::gpu::test {
 namespace {
@@ -230,6 +231,38 @@ TEST(GpuPlanSort, OrdersByLaneShapeTilesAndTargetLengthStably) {
   };
   for (std::size_t i = 1; i < order.size(); ++i) EXPECT_LT(key(order[i - 1].job), key(order[i].job)) << i;
   EXPECT_TRUE(sort_jobs({}, {}).empty());
+}
+
+// The sort's chunked steps on a pool give exactly the sequential order (several chunks, local mode
+// with known and unknown scores, so every key part varies), and reused scratch changes nothing.
+TEST(GpuPlanSort, PoolGivesTheSequentialOrder) {
+  std::mt19937_64 rng(11);
+  const std::vector<std::uint8_t> pool(3000, 0);
+  std::vector<PassJob> jobs = random_jobs(rng, 5 * kSortGrain + 123, 1500, pool);
+  for (PassJob& j : jobs)
+    if (rng() % 3 == 0) j.score = static_cast<std::int32_t>(1 + rng() % 2000);
+  const PassModel model = PassModel::make(ScoringMatrix::builtin("BLOSUM62"), {11, 1}, Mode::kLocal);
+  std::vector<JobClass> classes;
+  for (const PassJob& j : jobs) classes.push_back(classify(model, j.qlen, j.tlen, PassPolicy{}, j.score > 0));
+  const std::vector<SortedJob> expect = sort_jobs(classes, jobs);
+  const auto same = [](const SortedJob& a, const SortedJob& b) {
+    return a.job == b.job && a.qlen == b.qlen && a.tlen == b.tlen && a.tiles == b.tiles && a.lane == b.lane &&
+           a.shape == b.shape && a.virtual_rows == b.virtual_rows && a.reversed == b.reversed &&
+           a.score == b.score;
+  };
+  ThreadPool threads(4);
+  std::vector<SortedJob> order;
+  SortScratch scratch;
+  for (const std::size_t n : {jobs.size(), kSortGrain + 1, std::size_t{7}, jobs.size()}) {
+    const std::span<const JobClass> c(classes.data(), n);
+    const std::span<const PassJob> j(jobs.data(), n);
+    const std::vector<SortedJob> alone = sort_jobs(c, j);
+    sort_jobs(c, j, order, scratch, &threads);
+    ASSERT_EQ(order.size(), n);
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_TRUE(same(order[i], alone[i])) << "n " << n << ", position " << i;
+  }
+  for (std::size_t i = 0; i < expect.size(); ++i) ASSERT_TRUE(same(order[i], expect[i])) << i;
 }
 
 // Every structural promise of plan_launch over a whole run with the given caps.
