@@ -130,9 +130,11 @@ Work gpu_align(const Context& ctx, AlignSetKind kind, bool with_reverse, bool kn
   const sw::gpu::PassEngine::Stats s = engine.stats();
   std::fprintf(
       stderr,
-      "  %s\n  timed run: GPU kernels %.4f s, transfers %.4f s; host plan %.4f s, pack %.4f s, wait %.4f s; "
+      "  %s\n  timed run: GPU kernels %.4f s, transfers %.4f s; host windows %.4f s (waited for %.4f s), "
+      "plan %.4f s, pack %.4f s, wait %.4f s; "
       "%llu launches, %llu/%llu cells in 16x2/32-bit lanes\n",
       engine.describe().c_str(), s.kernel_s - before.kernel_s, s.transfer_s - before.transfer_s,
+      s.host_window_s - before.host_window_s, s.host_window_wait_s - before.host_window_wait_s,
       s.host_plan_s - before.host_plan_s, s.host_pack_s - before.host_pack_s,
       s.host_wait_s - before.host_wait_s, static_cast<unsigned long long>(s.launches - before.launches),
       static_cast<unsigned long long>(s.cells16 - before.cells16),

@@ -66,14 +66,17 @@ class PassEngine {
   std::string describe() const;
 
   struct Stats {
-    std::uint64_t cells16 = 0;   // matrix cells of pairs run in 16-bit lanes (two pairs per register)
-    std::uint64_t cells32 = 0;   // ... in 32-bit lanes
-    std::uint64_t launches = 0;  // packed launches (each: one upload, prep + pass kernels, one download)
-    double kernel_s = 0;         // GPU time of the kernels (CUDA events)
-    double transfer_s = 0;       // GPU time of host<->device copies (CUDA events)
-    double host_plan_s = 0;      // host: classifying, sorting and planning launches
-    double host_pack_s = 0;      // host: copying residues and records into pinned buffers
-    double host_wait_s = 0;      // host: waiting for launches to finish (includes the result scatter)
+    std::uint64_t cells16 = 0;      // matrix cells of pairs run in 16-bit lanes (two pairs per register)
+    std::uint64_t cells32 = 0;      // ... in 32-bit lanes
+    std::uint64_t launches = 0;     // packed launches (each: one upload, prep + pass kernels, one download)
+    double kernel_s = 0;            // GPU time of the kernels (CUDA events)
+    double transfer_s = 0;          // GPU time of host<->device copies (CUDA events)
+    double run_s = 0;               // wall seconds inside run()
+    double host_window_s = 0;       // host, helper thread: classifying and sorting windows (overlapped)
+    double host_window_wait_s = 0;  // host: run() waiting for the helper's next window
+    double host_plan_s = 0;         // host, helper thread: cutting sorted windows into launches
+    double host_pack_s = 0;         // host: copying residues and records into pinned buffers
+    double host_wait_s = 0;         // host: waiting for launches to finish (includes the result scatter)
   };
   Stats stats() const;  // totals since construction
 

@@ -1,11 +1,13 @@
 // gpu_engine.cu: PassEngine (gpu_engine.hpp): sorting, launch packing, device memory, two launches in
 // flight, and the dispatch table of pass kernel instances (pass_kernel.cuh).
 //
-// run(): jobs are classified and sorted (gpu_plan.hpp), then cut into launches. Each launch owns a
-// Flight: pinned staging buffers, device buffers and a stream. While the GPU runs launch k on one
-// flight's stream, the host plans and packs launch k+1 into the other flight's pinned buffers (residue
-// copies on a thread pool), so transfers and kernels of consecutive launches overlap. A flight is
-// reused only after its results were scattered back to job order.
+// run(): jobs are taken in windows of about one launch each. A helper thread classifies and sorts a
+// window (gpu_plan.hpp; chunks on the thread pool) and cuts it into launch plans while the caller's
+// thread packs and queues the previous window. Each launch owns a Flight: pinned staging buffers,
+// device buffers and a stream. While the GPU runs launch k on one flight's stream, the caller packs
+// launch k+1 into the other flight's pinned buffers (residue copies on the pool), so transfers and
+// kernels of consecutive launches overlap. A flight is reused only after its results were scattered
+// back to job order.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -149,7 +151,11 @@ struct PassEngine::Impl {
     std::vector<JobClass> classes;
     std::vector<SortedJob> sorted;
     SortScratch scratch;
-    double seconds = 0;  // host time spent preparing it
+    std::vector<std::size_t> bad;   // prepare_window: first violating job per chunk
+    std::vector<LaunchPlan> plans;  // the window's launches: plans[0, launches); swapped into flights
+    std::size_t launches = 0;
+    double seconds = 0;       // host time spent classifying and sorting it
+    double plan_seconds = 0;  // host time spent cutting it into launches
   };
 
   PassModel model;
@@ -180,6 +186,30 @@ struct PassEngine::Impl {
     d_ctab.upload(std::span<const std::int8_t>(letters.ctab.data(), letters.ctab.size()));
     size_caps(max_pairs);
     reserve_flights();
+    reserve_host();
+  }
+
+  // Sizes (and so pages in) the host buffers of planning for full windows and launches: memory a
+  // process touches for the first time is paged in by those writes, on virtual machines at several ns
+  // per byte, which made the first engine calls' planning several times slower than the later ones'.
+  void reserve_host() {
+    const std::size_t jobs = caps.jobs;
+    const auto reserve = [&](LaunchPlan& plan) {
+      plan.jobs.resize(jobs);
+      plan.offsets.resize(jobs);
+      plan.slots.resize(std::min(caps.slots, jobs + 1024));  // 16x2 lanes: about jobs / 2
+      plan.warps.resize(std::min(caps.warps, jobs / 2 + 64));
+      plan.clear();
+    };
+    for (Window& w : windows) {
+      w.classes.resize(jobs);
+      w.sorted.resize(jobs);
+      w.scratch.items.resize(jobs);
+      w.scratch.tmp.resize(jobs);
+      w.plans.resize(1);  // a window usually makes one launch
+      reserve(w.plans[0]);
+    }
+    for (Flight& f : flights) reserve(f.plan);
   }
 
   // Allocates every flight's pinned and device buffers at their caps up front, so that the first
@@ -224,20 +254,46 @@ struct PassEngine::Impl {
     }
   }
 
-  // Grows the flight's buffers for its plan and copies the launch's data into the pinned buffers.
+  // Grows the flight's buffers for its plan and copies the launch's data into the pinned buffers: the
+  // residues in chunks of jobs, the slot and warp records in chunks of bytes, all on the pool.
   void pack(Flight& f, std::span<const PassJob> jobs) {
     grow_flight(f, f.plan.needs());
     const LaunchPlan& plan = f.plan;
+    constexpr std::size_t kJobChunk = 1024;
+    constexpr std::size_t kByteChunk = std::size_t{1} << 20;
+    const std::size_t job_chunks = (plan.jobs.size() + kJobChunk - 1) / kJobChunk;
+    const std::span<const std::uint8_t> slots(reinterpret_cast<const std::uint8_t*>(plan.slots.data()),
+                                              plan.slots.size() * sizeof(SlotInfo));
+    const std::span<const std::uint8_t> warps(reinterpret_cast<const std::uint8_t*>(plan.warps.data()),
+                                              plan.warps.size() * sizeof(WarpInfo));
+    const std::size_t slot_chunks = (slots.size() + kByteChunk - 1) / kByteChunk;
+    const std::size_t warp_chunks = (warps.size() + kByteChunk - 1) / kByteChunk;
     std::uint8_t* const dst = f.h_residues.data();
-    pool.parallel_for(plan.jobs.size(), 1024, [&](std::size_t begin, std::size_t end) {
-      for (std::size_t l = begin; l < end; ++l) {
-        const PassJob& job = jobs[plan.jobs[l]];
-        std::memcpy(dst + plan.offsets[l], job.query, job.qlen);
-        std::memcpy(dst + plan.offsets[l] + job.qlen, job.target, job.tlen);
+    const auto copy_bytes = [&](std::span<const std::uint8_t> src, std::uint8_t* to, std::size_t chunk) {
+      const std::size_t begin = chunk * kByteChunk;
+      std::memcpy(to + begin, src.data() + begin, std::min(kByteChunk, src.size() - begin));
+    };
+    pool.parallel_for(job_chunks + slot_chunks + warp_chunks, 1, [&](std::size_t c0, std::size_t c1) {
+      for (std::size_t c = c0; c < c1; ++c) {
+        if (c < job_chunks) {
+          const std::size_t end = std::min(plan.jobs.size(), (c + 1) * kJobChunk);
+          for (std::size_t l = c * kJobChunk; l < end; ++l) {
+            const PassJob& job = jobs[plan.jobs[l]];
+            std::uint8_t* const to = dst + plan.offsets[l];
+            if (job.query + job.qlen == job.target) {  // adjacent, as in align::Batch: one copy
+              std::memcpy(to, job.query, std::size_t{job.qlen} + job.tlen);
+            } else {
+              std::memcpy(to, job.query, job.qlen);
+              std::memcpy(to + job.qlen, job.target, job.tlen);
+            }
+          }
+        } else if (c < job_chunks + slot_chunks) {
+          copy_bytes(slots, reinterpret_cast<std::uint8_t*>(f.h_slots.data()), c - job_chunks);
+        } else {
+          copy_bytes(warps, reinterpret_cast<std::uint8_t*>(f.h_warps.data()), c - job_chunks - slot_chunks);
+        }
       }
     });
-    std::memcpy(f.h_slots.data(), plan.slots.data(), plan.slots.size() * sizeof(SlotInfo));
-    std::memcpy(f.h_warps.data(), plan.warps.data(), plan.warps.size() * sizeof(WarpInfo));
   }
 
   // Queues upload, prep and pass kernels and the result download on the flight's stream.
@@ -311,25 +367,46 @@ struct PassEngine::Impl {
     return std::max(end, begin + 1);
   }
 
-  void prepare_window(Window& w, std::span<const PassJob> jobs, std::size_t begin, std::size_t index) const {
+  // Classifies and sorts a window, in chunks of kSortGrain jobs on the pool (the caller's thread packs
+  // the previous window's launches on the same pool meanwhile). A job violating the preconditions
+  // throws; the first such job of the window is named whatever the thread count.
+  void prepare_window(Window& w, std::span<const PassJob> jobs, std::size_t begin, std::size_t index) {
     const Clock::time_point t0 = Clock::now();
     w.begin = begin;
     w.end = window_end(jobs, begin, index);
     const std::span<const PassJob> window = jobs.subspan(begin, w.end - begin);
     w.classes.resize(window.size());
-    for (std::size_t k = 0; k < window.size(); ++k) {
-      const PassJob& job = window[k];
-      if (job.qlen == 0 || job.tlen == 0 || !fits_int32(model, job.qlen, job.tlen) || job.score < 0 ||
-          (job.score > 0 && model.mode != Mode::kLocal))
-        throw Error(
-            ErrorKind::kInternal,
-            cat({"PassEngine::run: job ", std::to_string(begin + k), " of lengths ", std::to_string(job.qlen),
-                 " x ", std::to_string(job.tlen), " violates the pass preconditions"}));
-      w.classes[k] = classify(model, job.qlen, job.tlen, policy, job.score > 0);
-    }
+    const std::size_t chunks = (window.size() + kSortGrain - 1) / kSortGrain;
+    w.bad.assign(chunks, window.size());  // per chunk: its first violating job, or window.size()
+    pool.parallel_for(window.size(), kSortGrain, [&](std::size_t first, std::size_t last) {
+      for (std::size_t k = first; k < last; ++k) {
+        const PassJob& job = window[k];
+        if (job.qlen == 0 || job.tlen == 0 || !fits_int32(model, job.qlen, job.tlen) || job.score < 0 ||
+            (job.score > 0 && model.mode != Mode::kLocal)) {
+          w.bad[first / kSortGrain] = k;
+          return;
+        }
+        w.classes[k] = classify(model, job.qlen, job.tlen, policy, job.score > 0);
+      }
+    });
+    for (const std::size_t k : w.bad)
+      if (k < window.size())
+        throw Error(ErrorKind::kInternal,
+                    cat({"PassEngine::run: job ", std::to_string(begin + k), " of lengths ",
+                         std::to_string(window[k].qlen), " x ", std::to_string(window[k].tlen),
+                         " violates the pass preconditions"}));
     // (explicit spans: nvcc's front end does not convert vectors to spans)
-    sort_jobs(std::span<const JobClass>(w.classes.data(), w.classes.size()), window, w.sorted, w.scratch);
-    w.seconds = seconds_since(t0);
+    sort_jobs(std::span<const JobClass>(w.classes.data(), w.classes.size()), window, w.sorted, w.scratch,
+              &pool);
+    const Clock::time_point t1 = Clock::now();
+    w.seconds = seconds_between(t0, t1);
+    const std::span<const SortedJob> order(w.sorted.data(), w.sorted.size());
+    w.launches = 0;
+    for (std::size_t pos = 0; pos < order.size(); ++w.launches) {
+      if (w.plans.size() == w.launches) w.plans.emplace_back();
+      pos = plan_launch(model, order, pos, caps, w.plans[w.launches]);
+    }
+    w.plan_seconds = seconds_since(t1);
   }
 
   void run(std::span<const PassJob> jobs, std::span<EndPoint> out) {
@@ -337,6 +414,7 @@ struct PassEngine::Impl {
       throw Error(ErrorKind::kInternal, cat({"PassEngine::run: ", std::to_string(jobs.size()), " jobs but ",
                                              std::to_string(out.size()), " results"}));
     if (jobs.empty()) return;
+    const Clock::time_point run0 = Clock::now();
     const rt::DeviceGuard guard(device);
     std::size_t next = 0;  // flight of the next launch
     try {
@@ -344,24 +422,24 @@ struct PassEngine::Impl {
       std::future<void> ahead =
           std::async(std::launch::async, [&] { prepare_window(windows[0], jobs, 0, 0); });
       for (std::size_t index = 0;; ++index) {
+        const Clock::time_point wait0 = Clock::now();
         ahead.get();
+        stats.host_window_wait_s += seconds_since(wait0);
         Window& w = windows[current];
-        stats.host_plan_s += w.seconds;
+        stats.host_window_s += w.seconds;
         if (w.end < jobs.size()) {
           Window& other = windows[current ^ 1u];
           ahead =
               std::async(std::launch::async, [&, index] { prepare_window(other, jobs, w.end, index + 1); });
         }
         const std::span<const PassJob> window = jobs.subspan(w.begin, w.end - w.begin);
-        const std::span<const SortedJob> order(w.sorted.data(), w.sorted.size());
-        for (std::size_t pos = 0; pos < order.size(); next ^= 1u) {
+        stats.host_plan_s += w.plan_seconds;
+        for (std::size_t l = 0; l < w.launches; ++l, next ^= 1u) {
           Flight& f = flights[next];
           if (f.busy) finish(f, out);
-          const Clock::time_point t0 = Clock::now();
-          pos = plan_launch(model, order, pos, caps, f.plan);
+          std::swap(f.plan, w.plans[l]);  // the flight's old plan is reused by a later window
           f.base = w.begin;
           const Clock::time_point t1 = Clock::now();
-          stats.host_plan_s += seconds_between(t0, t1);
           pack(f, window);
           stats.host_pack_s += seconds_since(t1);
           enqueue(f);
@@ -371,6 +449,7 @@ struct PassEngine::Impl {
       }
       for (int i = 0; i < 2; ++i, next ^= 1u)  // the older flight first
         if (flights[next].busy) finish(flights[next], out);
+      stats.run_s += seconds_since(run0);
     } catch (...) {
       for (Flight& f : flights) {
         (void)cudaStreamSynchronize(f.stream.get());
