@@ -141,6 +141,8 @@ class Aligner {
     double finish_s = 0;              // wall seconds of the finish stage (results, traceback)
     // GPU engines, summed over the GPUs (gpu_engine.hpp PassEngine::Stats)
     double gpu_kernel_s = 0, gpu_transfer_s = 0;
+    double gpu_run_s = 0;  // wall seconds inside the engines' calls (the rest of pass_s: building jobs)
+    double host_window_s = 0, host_window_wait_s = 0;  // classify + sort (helper threads), waits for it
     double host_plan_s = 0, host_pack_s = 0, host_wait_s = 0;
     std::uint64_t launches = 0;
   };

@@ -127,7 +127,7 @@ struct Aligner::Impl {
 #if WARPSEARCH_HAVE_CUDA
     // Engine totals: read here, by the pass stage's thread, between engine calls.
     totals.gpu_kernel_s = totals.gpu_transfer_s = totals.host_plan_s = totals.host_pack_s = 0;
-    totals.host_wait_s = 0;
+    totals.host_wait_s = totals.gpu_run_s = totals.host_window_s = totals.host_window_wait_s = 0;
     totals.launches = 0;
     for (const auto& e : engines) {
       const sw::gpu::PassEngine::Stats es = e->stats();
@@ -136,11 +136,50 @@ struct Aligner::Impl {
       totals.host_plan_s += es.host_plan_s;
       totals.host_pack_s += es.host_pack_s;
       totals.host_wait_s += es.host_wait_s;
+      totals.gpu_run_s += es.run_s;
+      totals.host_window_s += es.host_window_s;
+      totals.host_window_wait_s += es.host_window_wait_s;
       totals.launches += es.launches;
     }
 #endif
   }
   std::deque<std::unique_ptr<Job>> pass_queue, finish_queue;
+
+#if WARPSEARCH_HAVE_CUDA
+  // Buffers of one GPU's engine calls, kept from call to call: freshly allocated memory is paged in
+  // by its first writes (on virtual machines several ns per byte), which on the pass stage's threads
+  // would leave the GPUs waiting; reused buffers are written at memory speed.
+  struct GpuScratch {
+    std::vector<sw::gpu::PassJob> jobs;
+    std::vector<std::size_t> rev_index;  // pair of the reverse batch for each reverse job
+    std::vector<sw::EndPoint> out;
+    std::vector<std::size_t> chunk_jobs;     // per chunk of reverse pairs: its jobs' first index
+    std::vector<std::uint64_t> chunk_cells;  // per chunk of reverse pairs: their cells
+  };
+  static constexpr std::size_t kJobGrain = 16384;  // pairs per chunk when building engine jobs
+  std::vector<GpuScratch> gpu_scratch;             // one per engine, used only by its pass-stage thread
+  std::vector<std::uint64_t> weights;              // pass stage: per pair cells, for split_work
+  // EndPoint vectors of finished batches (Job::fwd / Job::rev), reused by later batches (see above).
+  std::mutex spare_mutex;
+  std::vector<std::vector<sw::EndPoint>> spare_ends;
+  std::vector<sw::EndPoint> take_ends(std::size_t n) {
+    std::vector<sw::EndPoint> v;
+    {
+      std::lock_guard lock(spare_mutex);
+      if (!spare_ends.empty()) {
+        v = std::move(spare_ends.back());
+        spare_ends.pop_back();
+      }
+    }
+    v.assign(n, {});
+    return v;
+  }
+  void give_back_ends(std::vector<sw::EndPoint>&& v) {
+    if (v.capacity() == 0) return;
+    std::lock_guard lock(spare_mutex);
+    if (spare_ends.size() < 8) spare_ends.push_back(std::move(v));
+  }
+#endif
   bool stopping = false;
   std::thread pass_thread, finish_thread;
 
@@ -154,6 +193,7 @@ struct Aligner::Impl {
     if (selection.use_gpu)
       for (const DeviceInfo& d : selection.devices)
         engines.push_back(std::make_unique<sw::gpu::PassEngine>(model, d.id, config.max_pairs_per_launch));
+    gpu_scratch.resize(engines.size());
 #endif
     pass_thread = std::thread([this] { pass_loop(); });
     finish_thread = std::thread([this] { finish_loop(); });
@@ -279,11 +319,12 @@ struct Aligner::Impl {
   // Pairs per parallel_for chunk on the CPU: small enough to balance lengths, large enough to amortise.
   static constexpr std::size_t kCpuGrain = 64;
 
-  // Validates every pair before any work (a bad pair fails the batch, never a worker).
+  // Validates every pair before any work (a bad pair fails the batch, never a worker). The results
+  // are sized where they are computed (run_cpu, or the finish stage after GPU passes), off the
+  // thread that feeds the GPUs.
   void prepare(Job& job) {
     const Batch& b = job.batch;
     for (std::size_t k = 0; k < b.size(); ++k) sw::check_pair(model, b.query(k).size(), b.target(k).size());
-    job.results.resize(b.size());
   }
 
   // CPU: everything per pair on the pool.
@@ -291,6 +332,7 @@ struct Aligner::Impl {
     const Batch& b = job.batch;
     const std::size_t n = b.size();
     const Clock::time_point t0 = Clock::now();
+    job.results.resize(n);
     std::atomic<std::uint64_t> reverse_cells{0};
     {
       pool.parallel_for(n, kCpuGrain, [&](std::size_t begin, std::size_t end) {
@@ -329,53 +371,97 @@ struct Aligner::Impl {
       std::vector<WorkRange> ranges(engines.size());
       if (job == nullptr) return ranges;
       const Batch& b = job->batch;
-      std::vector<std::uint64_t> weights(b.size());
+      if (engines.size() == 1) {
+        ranges[0] = {0, b.size()};
+        return ranges;
+      }
+      weights.resize(b.size());
       for (std::size_t k = 0; k < b.size(); ++k)
         weights[k] = std::max<std::uint64_t>(1, b.query(k).size() * b.target(k).size());
       return split_work(weights, engines.size());
     };
-    if (fwd_job != nullptr) fwd_job->fwd.assign(fwd_job->batch.size(), {});
-    if (rev_job != nullptr) rev_job->rev.assign(rev_job->batch.size(), {});
+    if (fwd_job != nullptr) fwd_job->fwd = take_ends(fwd_job->batch.size());
+    if (rev_job != nullptr) rev_job->rev = take_ends(rev_job->batch.size());
     const std::vector<WorkRange> fwd_ranges = ranges_of(fwd_job), rev_ranges = ranges_of(rev_job);
     std::vector<std::exception_ptr> errors(engines.size());
     std::vector<std::thread> threads;
     for (std::size_t g = 0; g < engines.size(); ++g) {
       threads.emplace_back([&, g] {
         try {
-          std::vector<sw::gpu::PassJob> jobs;
-          std::vector<std::size_t> rev_index;  // pair of rev_job for each reverse job
+          GpuScratch& scratch = gpu_scratch[g];
+          std::vector<sw::gpu::PassJob>& jobs = scratch.jobs;
+          std::vector<std::size_t>& rev_index = scratch.rev_index;
+          // The jobs are built (and the results copied back) on the pool, in fixed chunks of pairs:
+          // forward jobs first, then the reverse jobs of the pairs that need one, in pair order (per
+          // chunk counts, then offsets), so the job list is the same for any thread count.
+          const WorkRange fr = fwd_job != nullptr ? fwd_ranges[g] : WorkRange{};
+          const WorkRange rr = rev_job != nullptr ? rev_ranges[g] : WorkRange{};
+          const std::size_t nf = fr.end - fr.begin, nr = rr.end - rr.begin;
+          std::vector<std::size_t>& at = scratch.chunk_jobs;  // per reverse chunk: jobs, then offset
+          at.assign((nr + kJobGrain - 1) / kJobGrain, 0);
+          std::vector<std::uint64_t>& chunk_cells = scratch.chunk_cells;
+          chunk_cells.assign(at.size(), 0);
+          const auto needs = [&](std::size_t k) {
+            return sw::needs_reverse(model, rev_job->fwd[k], rev_job->batch.query(k).size());
+          };
+          pool.parallel_for(nr, kJobGrain, [&](std::size_t begin, std::size_t end) {
+            std::size_t count = 0;
+            for (std::size_t x = begin; x < end; ++x) count += needs(rr.begin + x) ? 1 : 0;
+            at[begin / kJobGrain] = count;
+          });
+          std::size_t nrev = 0;
+          for (std::size_t& a : at) {
+            const std::size_t here = a;
+            a = nf + nrev;
+            nrev += here;
+          }
+          jobs.resize(nf + nrev);
+          rev_index.resize(nrev);
           if (fwd_job != nullptr) {
             const Batch& b = fwd_job->batch;
-            for (std::size_t k = fwd_ranges[g].begin; k < fwd_ranges[g].end; ++k) {
-              const auto q = b.query(k), t = b.target(k);
-              jobs.push_back({q.data(), static_cast<std::uint32_t>(q.size()), t.data(),
-                              static_cast<std::uint32_t>(t.size()), false});
-            }
+            pool.parallel_for(nf, kJobGrain, [&](std::size_t begin, std::size_t end) {
+              for (std::size_t x = begin; x < end; ++x) {
+                const auto q = b.query(fr.begin + x), t = b.target(fr.begin + x);
+                jobs[x] = {q.data(), static_cast<std::uint32_t>(q.size()), t.data(),
+                           static_cast<std::uint32_t>(t.size()), false};
+              }
+            });
           }
-          const std::size_t forward_count = jobs.size();
           if (rev_job != nullptr) {
             // The reversed prefixes are read backwards in place by the kernel.
             const Batch& b = rev_job->batch;
+            pool.parallel_for(nr, kJobGrain, [&](std::size_t begin, std::size_t end) {
+              std::size_t pos = at[begin / kJobGrain];
+              std::uint64_t cells = 0;
+              for (std::size_t k = rr.begin + begin; k < rr.begin + end; ++k) {
+                if (!needs(k)) continue;
+                const sw::ReverseExtent ext =
+                    sw::reverse_extent(model.mode, rev_job->fwd[k], b.query(k).size());
+                jobs[pos] = {b.query(k).data(), ext.qlen, b.target(k).data(),
+                             ext.tlen,          true,     sw::reverse_known_score(model, rev_job->fwd[k])};
+                rev_index[pos - nf] = k;
+                ++pos;
+                cells += std::uint64_t{ext.qlen} * ext.tlen;
+              }
+              chunk_cells[begin / kJobGrain] = cells;
+            });
             std::uint64_t cells = 0;  // reverse cells of this GPU
-            for (std::size_t k = rev_ranges[g].begin; k < rev_ranges[g].end; ++k) {
-              if (!sw::needs_reverse(model, rev_job->fwd[k], b.query(k).size())) continue;
-              const sw::ReverseExtent ext =
-                  sw::reverse_extent(model.mode, rev_job->fwd[k], b.query(k).size());
-              jobs.push_back({b.query(k).data(), ext.qlen, b.target(k).data(), ext.tlen, true,
-                              sw::reverse_known_score(model, rev_job->fwd[k])});
-              rev_index.push_back(k);
-              cells += std::uint64_t{ext.qlen} * ext.tlen;
-            }
+            for (const std::uint64_t c : chunk_cells) cells += c;
             reverse_cells.fetch_add(cells, std::memory_order_relaxed);
           }
           if (jobs.empty()) return;
-          std::vector<sw::EndPoint> out(jobs.size());
+          std::vector<sw::EndPoint>& out = scratch.out;
+          out.resize(jobs.size());
           engines[g]->run(jobs, out);
-          if (fwd_job != nullptr)
-            std::copy_n(out.begin(), forward_count,
-                        fwd_job->fwd.begin() + static_cast<std::ptrdiff_t>(fwd_ranges[g].begin));
-          for (std::size_t x = 0; x < rev_index.size(); ++x)
-            rev_job->rev[rev_index[x]] = out[forward_count + x];
+          pool.parallel_for(jobs.size(), kJobGrain, [&](std::size_t begin, std::size_t end) {
+            for (std::size_t x = begin; x < end; ++x) {
+              if (x < nf) {
+                fwd_job->fwd[fr.begin + x] = out[x];
+              } else {
+                rev_job->rev[rev_index[x - nf]] = out[x];
+              }
+            }
+          });
         } catch (...) {
           errors[g] = std::current_exception();
         }
@@ -398,6 +484,7 @@ struct Aligner::Impl {
   void finish(Job& job) {
     if (!gpu()) return;  // the CPU path finished everything in the pass stage
     const Batch& b = job.batch;
+    job.results.resize(b.size());
     pool.parallel_for(b.size(), kCpuGrain, [&](std::size_t begin, std::size_t end) {
       for (std::size_t k = begin; k < end; ++k) {
         const auto q = b.query(k), t = b.target(k);
@@ -405,6 +492,10 @@ struct Aligner::Impl {
         if (config.traceback) sw::traceback(model, q, t, job.results[k]);
       }
     });
+#if WARPSEARCH_HAVE_CUDA
+    give_back_ends(std::move(job.fwd));
+    give_back_ends(std::move(job.rev));
+#endif
   }
 };
 

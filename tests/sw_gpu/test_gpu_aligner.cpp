@@ -3,6 +3,7 @@
 // agree; small launches (many per batch) change nothing. Skips without a usable GPU.
 #include <gtest/gtest.h>
 
+#include <future>
 #include <random>
 #include <vector>
 
@@ -106,6 +107,42 @@ TEST_F(GpuAligner, ManyBatchesInFlight) {
   std::vector<std::future<std::vector<Result>>> futures;
   for (const Batch& b : batches) futures.push_back(gpu.submit(b));
   for (std::size_t i = 0; i < batches.size(); ++i) EXPECT_EQ(futures[i].get(), cpu.align(batches[i])) << i;
+}
+
+// Batches larger than the pass stage's chunks (16,384 pairs: jobs are built and results copied back
+// per chunk on the pool) with pairs that need no reverse pass scattered through them (score 0:
+// nothing to find a start for), in several batches in flight so the reverse passes of one batch share
+// engine calls with the forward passes of the next.
+TEST_F(GpuAligner, LargeBatchesWithPairsWithoutReversePasses) {
+  std::mt19937_64 rng(77);
+  std::vector<Batch> batches(3);
+  for (Batch& b : batches) {
+    for (std::size_t k = 0; k < 40'000; ++k) {
+      std::vector<std::uint8_t> q(5 + rng() % 120), t(5 + rng() % 200);
+      const bool zero = rng() % 5 == 0;  // A's against C's: every cell scores below 0
+      for (auto& c : q) c = zero ? 0 : static_cast<std::uint8_t>(rng() % 4);
+      for (auto& c : t) c = zero ? 1 : static_cast<std::uint8_t>(rng() % 4);
+      b.add(q, t);
+    }
+  }
+  Config gpu_config = config(Mode::kLocal, true, DeviceMode::kGpu);
+  gpu_config.traceback = false;
+  Config cpu_config = gpu_config;
+  cpu_config.device = DeviceMode::kCpu;
+  Aligner gpu(gpu_config), cpu(cpu_config);
+  std::vector<std::future<std::vector<Result>>> futures;
+  for (const Batch& b : batches) futures.push_back(gpu.submit(b));
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    const std::vector<Result> got = futures[i].get(), expected = cpu.align(batches[i]);
+    ASSERT_EQ(got.size(), expected.size());
+    std::size_t differing = 0, zeros = 0;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      differing += got[k] == expected[k] ? 0 : 1;
+      zeros += expected[k].score == 0 ? 1 : 0;
+    }
+    EXPECT_EQ(differing, 0u) << "batch " << i;
+    EXPECT_GT(zeros, 4'000u) << "batch " << i;
+  }
 }
 
 }  // namespace
