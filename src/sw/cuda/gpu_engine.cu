@@ -1,9 +1,9 @@
 // gpu_engine.cu: PassEngine (gpu_engine.hpp): sorting, launch packing, device memory, two launches in
 // flight, and the dispatch table of pass kernel instances (pass_kernel.cuh).
 //
-// run(): jobs are taken in windows of about one launch each. A helper thread classifies and sorts a
-// window (gpu_plan.hpp; chunks on the thread pool) and cuts it into launch plans while the caller's
-// thread packs and queues the previous window. Each launch owns a Flight: pinned staging buffers,
+// run(): jobs are taken in windows of about one launch each. Helper threads classify and sort the next
+// two windows (gpu_plan.hpp; chunks on the thread pool) and cut them into launch plans while the
+// caller's thread packs and queues the current one. Each launch owns a Flight: pinned staging buffers,
 // device buffers and a stream. While the GPU runs launch k on one flight's stream, the caller packs
 // launch k+1 into the other flight's pinned buffers (residue copies on the pool), so transfers and
 // kernels of consecutive launches overlap. A flight is reused only after its results were scattered
@@ -168,7 +168,9 @@ struct PassEngine::Impl {
   rt::DeviceBuffer<std::int8_t> d_ctab;
   std::array<Flight, 2> flights;
   Stats stats;
-  std::array<Window, 2> windows;  // reused across runs
+  static constexpr std::size_t kWindows = 3;  // one being packed, two being prepared
+  std::array<Window, kWindows> windows;       // reused across runs
+  std::vector<std::size_t> bounds;            // run(): end of each window
 
   Impl(const PassModel& m, int dev, std::size_t max_pairs, const PassPolicy& pol)
       : model(m), device(dev), policy(pol), letters(letter_classes(m)), pool(pol.pack_threads) {
@@ -350,8 +352,7 @@ struct PassEngine::Impl {
 
   // Jobs [begin, end) of window number `index`: as many as one launch's caps hold (at least one); the
   // first windows are smaller (policy.first_window_shift: 1/32, 1/16, ...) so that the GPU starts early.
-  // Windows are classified, sorted and planned one at a time, so the host prepares window k+1 while the
-  // GPU runs window k.
+  // Helper threads prepare windows k+1 and k+2 while the caller packs window k and the GPU runs it.
   std::size_t window_end(std::span<const PassJob> jobs, std::size_t begin, std::size_t index) const {
     const auto first = static_cast<std::size_t>(std::clamp(policy.first_window_shift, 0, 16));
     const int shift = index < first ? static_cast<int>(first - index) : 0;
@@ -367,13 +368,14 @@ struct PassEngine::Impl {
     return std::max(end, begin + 1);
   }
 
-  // Classifies and sorts a window, in chunks of kSortGrain jobs on the pool (the caller's thread packs
-  // the previous window's launches on the same pool meanwhile). A job violating the preconditions
+  // Classifies and sorts a window, in chunks of kSortGrain jobs on the pool, and cuts it into launch
+  // plans (on a helper thread: the caller's thread packs earlier windows' launches on the same pool
+  // meanwhile, and another helper may prepare the next window). A job violating the preconditions
   // throws; the first such job of the window is named whatever the thread count.
-  void prepare_window(Window& w, std::span<const PassJob> jobs, std::size_t begin, std::size_t index) {
+  void prepare_window(Window& w, std::span<const PassJob> jobs, std::size_t begin, std::size_t end) {
     const Clock::time_point t0 = Clock::now();
     w.begin = begin;
-    w.end = window_end(jobs, begin, index);
+    w.end = end;
     const std::span<const PassJob> window = jobs.subspan(begin, w.end - begin);
     w.classes.resize(window.size());
     const std::size_t chunks = (window.size() + kSortGrain - 1) / kSortGrain;
@@ -418,20 +420,28 @@ struct PassEngine::Impl {
     const rt::DeviceGuard guard(device);
     std::size_t next = 0;  // flight of the next launch
     try {
-      std::size_t current = 0;  // windows[current] is planned next; the other one is being prepared
-      std::future<void> ahead =
-          std::async(std::launch::async, [&] { prepare_window(windows[0], jobs, 0, 0); });
-      for (std::size_t index = 0;; ++index) {
+      // Window bounds first (a scan of the lengths), so that helpers can prepare any window: window i
+      // lives in windows[i % 3]; while the caller packs window i, helpers prepare i + 1 and i + 2.
+      bounds.clear();
+      for (std::size_t begin = 0; begin < jobs.size();) {
+        begin = window_end(jobs, begin, bounds.size());
+        bounds.push_back(begin);
+      }
+      const std::size_t count = bounds.size();
+      std::array<std::future<void>, kWindows> ahead;
+      const auto start = [&](std::size_t i) {
+        ahead[i % kWindows] = std::async(std::launch::async, [&, i] {
+          prepare_window(windows[i % kWindows], jobs, i == 0 ? 0 : bounds[i - 1], bounds[i]);
+        });
+      };
+      for (std::size_t i = 0; i < std::min(count, kWindows - 1); ++i) start(i);
+      for (std::size_t index = 0; index < count; ++index) {
         const Clock::time_point wait0 = Clock::now();
-        ahead.get();
+        ahead[index % kWindows].get();
         stats.host_window_wait_s += seconds_since(wait0);
-        Window& w = windows[current];
+        if (index + kWindows - 1 < count) start(index + kWindows - 1);
+        Window& w = windows[index % kWindows];
         stats.host_window_s += w.seconds;
-        if (w.end < jobs.size()) {
-          Window& other = windows[current ^ 1u];
-          ahead =
-              std::async(std::launch::async, [&, index] { prepare_window(other, jobs, w.end, index + 1); });
-        }
         const std::span<const PassJob> window = jobs.subspan(w.begin, w.end - w.begin);
         stats.host_plan_s += w.plan_seconds;
         for (std::size_t l = 0; l < w.launches; ++l, next ^= 1u) {
@@ -444,8 +454,6 @@ struct PassEngine::Impl {
           stats.host_pack_s += seconds_since(t1);
           enqueue(f);
         }
-        if (w.end == jobs.size()) break;
-        current ^= 1u;
       }
       for (int i = 0; i < 2; ++i, next ^= 1u)  // the older flight first
         if (flights[next].busy) finish(flights[next], out);
