@@ -153,8 +153,7 @@ struct Aligner::Impl {
     std::vector<sw::gpu::PassJob> jobs;
     std::vector<std::size_t> rev_index;  // pair of the reverse batch for each reverse job
     std::vector<sw::EndPoint> out;
-    std::vector<std::size_t> chunk_jobs;     // per chunk of reverse pairs: its jobs' first index
-    std::vector<std::uint64_t> chunk_cells;  // per chunk of reverse pairs: their cells
+    std::vector<std::size_t> chunk_jobs;  // per chunk of reverse pairs: its jobs' first index
   };
   static constexpr std::size_t kJobGrain = 16384;  // pairs per chunk when building engine jobs
   std::vector<GpuScratch> gpu_scratch;             // one per engine, used only by its pass-stage thread
@@ -399,8 +398,6 @@ struct Aligner::Impl {
           const std::size_t nf = fr.end - fr.begin, nr = rr.end - rr.begin;
           std::vector<std::size_t>& at = scratch.chunk_jobs;  // per reverse chunk: jobs, then offset
           at.assign((nr + kJobGrain - 1) / kJobGrain, 0);
-          std::vector<std::uint64_t>& chunk_cells = scratch.chunk_cells;
-          chunk_cells.assign(at.size(), 0);
           const auto needs = [&](std::size_t k) {
             return sw::needs_reverse(model, rev_job->fwd[k], rev_job->batch.query(k).size());
           };
@@ -443,24 +440,16 @@ struct Aligner::Impl {
                 ++pos;
                 cells += std::uint64_t{ext.qlen} * ext.tlen;
               }
-              chunk_cells[begin / kJobGrain] = cells;
+              reverse_cells.fetch_add(cells, std::memory_order_relaxed);  // once per chunk
             });
-            std::uint64_t cells = 0;  // reverse cells of this GPU
-            for (const std::uint64_t c : chunk_cells) cells += c;
-            reverse_cells.fetch_add(cells, std::memory_order_relaxed);
           }
           if (jobs.empty()) return;
           std::vector<sw::EndPoint>& out = scratch.out;
           out.resize(jobs.size());
           engines[g]->run(jobs, out);
           pool.parallel_for(jobs.size(), kJobGrain, [&](std::size_t begin, std::size_t end) {
-            for (std::size_t x = begin; x < end; ++x) {
-              if (x < nf) {
-                fwd_job->fwd[fr.begin + x] = out[x];
-              } else {
-                rev_job->rev[rev_index[x - nf]] = out[x];
-              }
-            }
+            for (std::size_t x = begin; x < std::min(end, nf); ++x) fwd_job->fwd[fr.begin + x] = out[x];
+            for (std::size_t x = std::max(begin, nf); x < end; ++x) rev_job->rev[rev_index[x - nf]] = out[x];
           });
         } catch (...) {
           errors[g] = std::current_exception();

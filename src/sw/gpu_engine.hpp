@@ -72,9 +72,9 @@ class PassEngine {
     double kernel_s = 0;            // GPU time of the kernels (CUDA events)
     double transfer_s = 0;          // GPU time of host<->device copies (CUDA events)
     double run_s = 0;               // wall seconds inside run()
-    double host_window_s = 0;       // host, helper thread: classifying and sorting windows (overlapped)
-    double host_window_wait_s = 0;  // host: run() waiting for the helper's next window
-    double host_plan_s = 0;         // host, helper thread: cutting sorted windows into launches
+    double host_window_s = 0;       // host, helper threads: classifying and sorting windows (overlapped)
+    double host_window_wait_s = 0;  // host: run() waiting for the helpers' next window
+    double host_plan_s = 0;         // host, helper threads: cutting sorted windows into launches
     double host_pack_s = 0;         // host: copying residues and records into pinned buffers
     double host_wait_s = 0;         // host: waiting for launches to finish (includes the result scatter)
   };
