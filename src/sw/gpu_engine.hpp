@@ -4,7 +4,8 @@
 //
 //   PassJob     one pair, optionally read backwards (the start-finding pass of model.hpp)
 //   PassPolicy  tuning constants of the engine (gpu_plan.hpp; to be measured on the target GPUs)
-//   PassEngine  one GPU: sorts jobs into kernel classes, packs launches, runs them double-buffered
+//   PassEngine  one GPU: sorts jobs into kernel classes, packs launches, runs them double-buffered;
+//               calls queue up and run back to back on the engine's own thread
 //
 // Host-only header, usable in every build; the definitions exist only in CUDA builds
 // (src/sw/cuda/gpu_engine.cu), so callers guard their use with WARPSEARCH_HAVE_CUDA.
@@ -14,10 +15,14 @@
 //   std::vector<gpu::PassJob> jobs = ...;          // pointers stay valid during run()
 //   std::vector<EndPoint> ends(jobs.size());
 //   engine.run(jobs, ends);                        // ends[k] == reference::pass(job k)
+//   auto done = engine.submit(more_jobs, more_ends);  // queued behind earlier calls; returns at once
+//   ...                                            // (build the next call meanwhile)
+//   done.get();                                    // more_ends filled, or the call's error rethrown
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <span>
 #include <string>
@@ -57,9 +62,15 @@ class PassEngine {
   PassEngine(const PassEngine&) = delete;
   PassEngine& operator=(const PassEngine&) = delete;
 
-  // out[k] = pass(model, job k) for every k (out.size() == jobs.size(), else Error(kInternal)). The
-  // results do not depend on how jobs are grouped into calls or launches. Thread-compatible: one host
-  // thread at a time per engine. The job memory must stay valid until run() returns.
+  // out[k] = pass(model, job k) for every k (out.size() == jobs.size(), else Error(kInternal), thrown
+  // at once). The results do not depend on how jobs are grouped into calls or launches.
+  // submit() queues the call and returns at once; the engine's own thread runs the calls in submission
+  // order, back to back: a call's first launches are packed while the previous call's last ones run,
+  // so the GPU does not drain between calls. The future is ready when every out[k] is written, or holds
+  // the call's error (a job breaking the preconditions fails its call only; the calls before and after
+  // it still complete). jobs, the memory they point to and out must stay valid until then.
+  // run() is submit(...).get(). Both may be called from any thread.
+  std::future<void> submit(std::span<const PassJob> jobs, std::span<EndPoint> out);
   void run(std::span<const PassJob> jobs, std::span<EndPoint> out);
 
   // e.g. "GPU 0 (NVIDIA H100 80GB HBM3): pass engine, shapes 4x8 8x8 16x8 32x8, 16/32-bit lanes"
@@ -71,14 +82,14 @@ class PassEngine {
     std::uint64_t launches = 0;     // packed launches (each: one upload, prep + pass kernels, one download)
     double kernel_s = 0;            // GPU time of the kernels (CUDA events)
     double transfer_s = 0;          // GPU time of host<->device copies (CUDA events)
-    double run_s = 0;               // wall seconds inside run()
+    double run_s = 0;               // wall seconds with a call in progress (started, not complete)
     double host_window_s = 0;       // host, helper threads: classifying and sorting windows (overlapped)
-    double host_window_wait_s = 0;  // host: run() waiting for the helpers' next window
+    double host_window_wait_s = 0;  // host: the engine's thread waiting for the helpers' next window
     double host_plan_s = 0;         // host, helper threads: cutting sorted windows into launches
     double host_pack_s = 0;         // host: copying residues and records into pinned buffers
     double host_wait_s = 0;         // host: waiting for launches to finish (includes the result scatter)
   };
-  Stats stats() const;  // totals since construction
+  Stats stats() const;  // totals over the calls completed so far
 
  private:
   struct Impl;

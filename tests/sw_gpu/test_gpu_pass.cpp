@@ -6,16 +6,20 @@
 // lanes and pairs at the edge of the 16-bit bound; edge cases (length 1, all mismatch -> no cell,
 // identical, X/N, tie-heavy repeats); real pairs from mmseqs_QUERY500.fasta and BioMarKs50k.fa; mixed
 // batches split into many launches (small max_pairs_per_launch), permuted and regrouped (results must
-// not depend on batch composition); stats, describe and the errors.
+// not depend on batch composition); calls queued with submit(), from two threads, one of them failing;
+// stats, describe and the errors.
 #include <gtest/gtest.h>
 
 #ifdef WARPSEARCH_HAVE_CUDA
 
 #include <algorithm>
 #include <cstdint>
+#include <future>
 #include <numeric>
 #include <random>
+#include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "pass_test_support.hpp"
@@ -334,6 +338,68 @@ TEST_F(GpuPass, ResultsDoNotDependOnBatchComposition) {
     std::vector<EndPoint> none;
     engine.run({}, none);
   }
+}
+
+// Calls queued with submit() run back to back (launches of consecutive calls in flight together) and
+// give the results of separate run() calls; a call whose job breaks the preconditions fails alone;
+// calls may come from several threads at once.
+TEST_F(GpuPass, QueuedCallsFailAloneAndGiveTheSameResults) {
+  std::mt19937_64 rng(0x9f0a);
+  const Alphabet prot = Alphabet::protein();
+  JobSet set(PassModel::make(ScoringMatrix::builtin("BLOSUM62"), {11, 1}, Mode::kLocal));
+  add_random(set, rng, 3000, 1, 80, prot, "short");
+  add_random(set, rng, 900, 60, 700, prot, "mixed");
+  const std::vector<PassJob> jobs = set.jobs();
+  const std::vector<PassJob> known = set.jobs(true);
+  PassEngine engine(set.model(), device_, 301);  // several launches per call
+  const Seq q(40, 2);
+  const std::vector<PassJob> bad = {{q.data(), 40, q.data(), 40, false}, {q.data(), 0, q.data(), 40, false}};
+  std::vector<EndPoint> bad_out(bad.size());
+  // Chunks of growing size, alternately the plain and the known-score jobs, the bad call in the middle.
+  std::vector<EndPoint> got(jobs.size()), got_known(jobs.size());
+  std::vector<std::future<void>> done;
+  std::vector<std::size_t> bounds = {0};
+  for (std::size_t chunk = 1; bounds.back() < jobs.size(); chunk = chunk * 2 + 3)
+    bounds.push_back(std::min(jobs.size(), bounds.back() + chunk));
+  std::future<void> failed;
+  for (std::size_t c = 0; c + 1 < bounds.size(); ++c) {
+    const std::size_t begin = bounds[c], n = bounds[c + 1] - begin;
+    const bool use_known = c % 2 == 1;
+    const std::span<const PassJob> part =
+        std::span<const PassJob>(use_known ? known : jobs).subspan(begin, n);
+    done.push_back(engine.submit(part, std::span<EndPoint>(use_known ? got_known : got).subspan(begin, n)));
+    done.push_back(engine.submit(std::span<const PassJob>(use_known ? jobs : known).subspan(begin, n),
+                                 std::span<EndPoint>(use_known ? got : got_known).subspan(begin, n)));
+    if (c == bounds.size() / 2) failed = engine.submit(bad, bad_out);
+  }
+  for (auto& d : done) EXPECT_NO_THROW(d.get());
+  ASSERT_TRUE(failed.valid());
+  try {
+    failed.get();
+    FAIL() << "no error for an empty job";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInternal);
+    EXPECT_NE(std::string(e.what()).find("job 1 "), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(set.compare(got, "queued calls"), 0u);
+  EXPECT_EQ(set.compare(got_known, "queued calls, known scores"), 0u);
+  EXPECT_EQ(engine.stats().cells16 + engine.stats().cells32, 2 * set.cells());  // the bad call ran nothing
+
+  // Two threads submitting at once, each its half in chunks.
+  std::vector<EndPoint> both(jobs.size());
+  const auto submitter = [&](std::size_t begin, std::size_t end) {
+    std::vector<std::future<void>> mine;
+    for (std::size_t at = begin; at < end; at += 97) {
+      const std::size_t n = std::min<std::size_t>(97, end - at);
+      mine.push_back(engine.submit(std::span<const PassJob>(jobs).subspan(at, n),
+                                   std::span<EndPoint>(both).subspan(at, n)));
+    }
+    for (auto& d : mine) d.get();
+  };
+  std::thread other(submitter, jobs.size() / 2, jobs.size());
+  submitter(0, jobs.size() / 2);
+  other.join();
+  EXPECT_EQ(set.compare(both, "two submitting threads"), 0u);
 }
 
 TEST_F(GpuPass, StatsDescribeAndErrors) {

@@ -1,23 +1,31 @@
 // gpu_engine.cu: PassEngine (gpu_engine.hpp): sorting, launch packing, device memory, two launches in
 // flight, and the dispatch table of pass kernel instances (pass_kernel.cuh).
 //
-// run(): jobs are taken in windows of about one launch each. Helper threads classify and sort the next
-// two windows (gpu_plan.hpp; chunks on the thread pool) and cut them into launch plans while the
-// caller's thread packs and queues the current one. Each launch owns a Flight: pinned staging buffers,
-// device buffers and a stream. While the GPU runs launch k on one flight's stream, the caller packs
-// launch k+1 into the other flight's pinned buffers (residue copies on the pool), so transfers and
-// kernels of consecutive launches overlap. A flight is reused only after its results were scattered
-// back to job order.
+// Calls (run() / submit()) queue up and one feeder thread per engine runs them in order, back to
+// back: the first launches of a call are packed while the previous call's last launches still run,
+// so the GPU does not drain between calls. Jobs are taken in windows of about one launch each, in call
+// order. Helper threads classify and sort the next two windows (of the same call, or of the next calls
+// queued; gpu_plan.hpp; chunks on the thread pool) and cut them into launch plans while the feeder
+// packs and queues the current one. Each launch owns a Flight: pinned staging buffers, device buffers
+// and a stream. While the GPU runs launch k on one flight's stream, the feeder packs launch k+1 into the
+// other flight's pinned buffers (residue copies on the pool), so transfers and kernels of consecutive
+// launches overlap. A flight is reused only after its results were scattered back to its call's job
+// order; a call is complete when its last launch is.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <exception>
 #include <future>
 #include <initializer_list>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -124,6 +132,19 @@ double seconds_between(const rt::Event& a, const rt::Event& b) {
 }  // namespace
 
 struct PassEngine::Impl {
+  // One run() / submit() call: its jobs and results, and how many of its launches are in flight.
+  struct Call {
+    std::span<const PassJob> jobs;
+    std::span<EndPoint> out;
+    std::promise<void> promise;
+    std::size_t in_flight = 0;  // launches queued on the GPU whose results are not yet scattered
+    bool fed = false;           // every launch queued, or the call failed
+    bool completed = false;     // promise satisfied
+    std::exception_ptr error;
+    std::vector<std::size_t> bounds;  // end of each window (cut when the feeder takes the call up)
+    std::size_t windows_started = 0;  // windows handed to the helpers so far
+  };
+
   // One launch in flight.
   struct Flight {
     rt::Stream stream;
@@ -138,14 +159,16 @@ struct PassEngine::Impl {
     rt::DeviceBuffer<std::uint32_t> d_letters;
     rt::DeviceBuffer<std::uint32_t> d_border;  // two words per column
     rt::DeviceBuffer<EndPoint> d_results;
-    LaunchPlan plan;  // job indices relative to the window starting at job `base`
+    LaunchPlan plan;  // job indices relative to the window starting at job `base` of `call`
     std::size_t base = 0;
+    Call* call = nullptr;
     bool busy = false;
   };
 
-  // A window classified and sorted (by a helper thread, while the caller plans and packs the previous
+  // A window classified and sorted (by a helper thread, while the feeder packs the previous
   // window and the GPU runs the one before).
   struct Window {
+    Call* call = nullptr;  // jobs [begin, end) of this call
     std::size_t begin = 0;
     std::size_t end = 0;
     std::vector<JobClass> classes;
@@ -166,11 +189,27 @@ struct PassEngine::Impl {
   LaunchCaps caps;
   ThreadPool pool;
   rt::DeviceBuffer<std::int8_t> d_ctab;
+  // Everything below the queue is the feeder thread's alone.
+  std::mutex queue_mutex;
+  std::condition_variable queue_cv;
+  std::deque<std::unique_ptr<Call>> queue;  // submitted, not yet started (under queue_mutex)
+  bool stopping = false;                    // the destructor asks the feeder to end (under queue_mutex)
+  mutable std::mutex stats_mutex;
+  Stats published;  // `stats` as of the last completed call (under stats_mutex): what stats() returns
   std::array<Flight, 2> flights;
+  std::size_t next = 0;  // flight of the next launch; the other one, if busy, holds the older launch
   Stats stats;
-  static constexpr std::size_t kWindows = 3;  // one being packed, two being prepared
-  std::array<Window, kWindows> windows;       // reused across runs
-  std::vector<std::size_t> bounds;            // run(): end of each window
+  std::deque<std::unique_ptr<Call>> active;  // started and not complete, oldest first
+  Clock::time_point busy_since;              // when `active` last became non-empty (Stats::run_s)
+  // Windows in order, across calls: a ring of windows[(ring_head + i) % kWindows] for i < ring_size, the
+  // first being packed, the others being prepared by helpers (ahead[] of the same slot).
+  static constexpr std::size_t kWindows = 3;
+  std::array<Window, kWindows> windows;  // reused across calls
+  std::array<std::future<void>, kWindows> ahead;
+  std::size_t ring_head = 0, ring_size = 0;
+  Call* taking = nullptr;     // the call with windows not yet handed to helpers (it is in `active`)
+  std::exception_ptr broken;  // the device could not be made current: every call fails with it
+  std::thread feeder;         // started last, joined first
 
   Impl(const PassModel& m, int dev, std::size_t max_pairs, const PassPolicy& pol)
       : model(m), device(dev), policy(pol), letters(letter_classes(m)), pool(pol.pack_threads) {
@@ -189,6 +228,17 @@ struct PassEngine::Impl {
     size_caps(max_pairs);
     reserve_flights();
     reserve_host();
+    feeder = std::thread([this] { feeder_loop(); });
+  }
+
+  // The feeder runs every call already submitted before it ends.
+  ~Impl() {
+    {
+      std::lock_guard lock(queue_mutex);
+      stopping = true;
+    }
+    queue_cv.notify_all();
+    feeder.join();
   }
 
   // Sizes (and so pages in) the host buffers of planning for full windows and launches: memory a
@@ -338,26 +388,85 @@ struct PassEngine::Impl {
     stats.cells32 += plan.cells32;
   }
 
-  // Waits for the flight's launch and scatters its results to job order.
-  void finish(Flight& f, std::span<EndPoint> out) {
+  // Waits for the flight's launch, scatters its results to its call's job order and completes the
+  // call if that was its last launch. If it throws, the flight is still busy (for abort()).
+  void finish(Flight& f) {
     const Clock::time_point t0 = Clock::now();
     f.done.synchronize();
+    const double kernel = seconds_between(f.uploaded, f.computed);
+    const double transfer = seconds_between(f.start, f.uploaded) + seconds_between(f.computed, f.done);
     f.busy = false;
-    stats.kernel_s += seconds_between(f.uploaded, f.computed);
-    stats.transfer_s += seconds_between(f.start, f.uploaded) + seconds_between(f.computed, f.done);
+    stats.kernel_s += kernel;
+    stats.transfer_s += transfer;
     const LaunchPlan& plan = f.plan;
-    for (std::size_t l = 0; l < plan.jobs.size(); ++l) out[f.base + plan.jobs[l]] = f.h_results[l];
+    Call& call = *f.call;
+    if (!call.error) {
+      const std::span<EndPoint> out = call.out.subspan(f.base);
+      for (std::size_t l = 0; l < plan.jobs.size(); ++l) out[plan.jobs[l]] = f.h_results[l];
+    }
     stats.host_wait_s += seconds_since(t0);
+    --call.in_flight;
+    if (call.fed && call.in_flight == 0) complete(call);
   }
 
-  // Jobs [begin, end) of window number `index`: as many as one launch's caps hold (at least one); the
-  // first windows are smaller (policy.first_window_shift: 1/32, 1/16, ...) so that the GPU starts early.
-  // Helper threads prepare windows k+1 and k+2 while the caller packs window k and the GPU runs it.
-  std::size_t window_end(std::span<const PassJob> jobs, std::size_t begin, std::size_t index) const {
-    const auto first = static_cast<std::size_t>(std::clamp(policy.first_window_shift, 0, 16));
-    const int shift = index < first ? static_cast<int>(first - index) : 0;
-    const std::size_t max_jobs = std::max<std::size_t>(caps.jobs >> shift, 1);
-    const std::uint64_t max_residues = caps.residues >> shift;
+  bool any_busy() const { return flights[0].busy || flights[1].busy; }
+
+  // Satisfies the call's promise, after publishing the stats that include it (a caller reading stats()
+  // once its future is ready sees its call counted), and forgets the call.
+  void complete(Call& call) {
+    if (call.completed) return;
+    call.completed = true;
+    const auto it =
+        std::find_if(active.begin(), active.end(), [&](const auto& c) { return c.get() == &call; });
+    std::unique_ptr<Call> owned = std::move(*it);
+    active.erase(it);
+    if (active.empty()) stats.run_s += seconds_since(busy_since);
+    {
+      std::lock_guard lock(stats_mutex);
+      published = stats;
+    }
+    if (owned->error) {
+      owned->promise.set_exception(owned->error);
+    } else {
+      owned->promise.set_value();
+    }
+  }
+
+  // After an error: `culprit` (if any) fails with it; every launch in flight is waited for, and those
+  // whose stream reports no error still deliver their results (an earlier call's launches complete
+  // normally when the failure was the culprit's own, e.g. a job breaking the preconditions).
+  void abort(const std::exception_ptr& error, Call* culprit) {
+    if (culprit != nullptr) {
+      if (!culprit->error) culprit->error = error;
+      culprit->fed = true;
+    }
+    for (int i = 0; i < 2; ++i, next ^= 1u) {  // the older flight first
+      Flight& f = flights[next];
+      const bool synced = cudaStreamSynchronize(f.stream.get()) == cudaSuccess;  // (busy or half queued)
+      if (!f.busy) continue;
+      if (synced) {
+        try {
+          finish(f);
+          continue;
+        } catch (...) {  // (the flight stays busy; failed below)
+        }
+      }
+      f.busy = false;
+      Call& call = *f.call;
+      if (!call.error) call.error = error;
+      --call.in_flight;
+      if (call.fed && call.in_flight == 0) complete(call);
+    }
+    // (compared, not read, first: the loop may have completed and freed the culprit)
+    if (culprit != nullptr &&
+        std::any_of(active.begin(), active.end(), [&](const auto& c) { return c.get() == culprit; }) &&
+        culprit->in_flight == 0)
+      complete(*culprit);
+  }
+
+  // Jobs [begin, end) of a window of at most max_jobs jobs and max_residues residues (at least one job).
+  static std::size_t window_end(std::span<const PassJob> jobs, std::size_t begin, std::size_t max_jobs,
+                                std::uint64_t max_residues) {
     std::size_t end = begin;
     std::uint64_t residues = 0;
     while (end < jobs.size() && end - begin < max_jobs &&
@@ -369,14 +478,13 @@ struct PassEngine::Impl {
   }
 
   // Classifies and sorts a window, in chunks of kSortGrain jobs on the pool, and cuts it into launch
-  // plans (on a helper thread: the caller's thread packs earlier windows' launches on the same pool
+  // plans (on a helper thread: the feeder packs earlier windows' launches on the same pool
   // meanwhile, and another helper may prepare the next window). A job violating the preconditions
   // throws; the first such job of the window is named whatever the thread count.
-  void prepare_window(Window& w, std::span<const PassJob> jobs, std::size_t begin, std::size_t end) {
+  void prepare_window(Window& w) {
     const Clock::time_point t0 = Clock::now();
-    w.begin = begin;
-    w.end = end;
-    const std::span<const PassJob> window = jobs.subspan(begin, w.end - begin);
+    const std::size_t begin = w.begin;
+    const std::span<const PassJob> window = w.call->jobs.subspan(begin, w.end - begin);
     w.classes.resize(window.size());
     const std::size_t chunks = (window.size() + kSortGrain - 1) / kSortGrain;
     w.bad.assign(chunks, window.size());  // per chunk: its first violating job, or window.size()
@@ -411,60 +519,174 @@ struct PassEngine::Impl {
     w.plan_seconds = seconds_since(t1);
   }
 
-  void run(std::span<const PassJob> jobs, std::span<EndPoint> out) {
+  // Splits a call's jobs into windows: as many jobs as one launch's caps hold, except at the start. With
+  // the GPU idle, the first windows hold the caps >> policy.first_window_shift, then twice that, and so
+  // on, so that the GPU starts early. Behind windows of earlier calls still to be packed, the windows
+  // are whole launches at once; behind launches in flight only, the first window holds as much as they
+  // do (between those two sizes): it is prepared and packed while they run.
+  void cut_windows(Call& call) const {
+    const int shift = std::clamp(policy.first_window_shift, 0, 16);
+    std::size_t max_jobs = std::max<std::size_t>(caps.jobs >> shift, 1);
+    std::uint64_t max_residues = caps.residues >> shift;
+    if (ring_size > 0) {
+      max_jobs = caps.jobs;
+      max_residues = caps.residues;
+    }
+    for (const Flight& f : flights) {
+      if (!f.busy) continue;
+      max_jobs = std::clamp<std::size_t>(f.plan.jobs.size(), max_jobs, caps.jobs);
+      max_residues = std::clamp<std::uint64_t>(f.plan.residues, max_residues, caps.residues);
+    }
+    call.bounds.clear();
+    for (std::size_t begin = 0; begin < call.jobs.size();) {
+      begin = window_end(call.jobs, begin, max_jobs, max_residues);
+      call.bounds.push_back(begin);
+      max_jobs = std::min(caps.jobs, 2 * max_jobs);
+      max_residues = std::min<std::uint64_t>(caps.residues, 2 * max_residues);
+    }
+  }
+
+  // Hands windows to helper threads until the ring holds `limit`: the rest of the call being taken up,
+  // then the calls waiting in the queue (taken up in order, without blocking).
+  void start_windows(std::size_t limit) {
+    while (ring_size < limit) {
+      if (taking == nullptr) {
+        std::unique_ptr<Call> call;
+        {
+          std::lock_guard lock(queue_mutex);
+          if (queue.empty()) return;
+          call = std::move(queue.front());
+          queue.pop_front();
+        }
+        if (broken) {
+          call->promise.set_exception(broken);
+          continue;
+        }
+        if (active.empty()) busy_since = Clock::now();
+        cut_windows(*call);
+        taking = call.get();
+        active.push_back(std::move(call));
+      }
+      const std::size_t slot = (ring_head + ring_size) % kWindows;
+      const std::size_t i = taking->windows_started++;
+      Window& w = windows[slot];
+      w.call = taking;
+      w.begin = i == 0 ? 0 : taking->bounds[i - 1];
+      w.end = taking->bounds[i];
+      if (taking->windows_started == taking->bounds.size()) taking = nullptr;  // (it may complete later)
+      ahead[slot] = std::async(std::launch::async, [this, &w] { prepare_window(w); });
+      ++ring_size;
+    }
+  }
+
+  // The first window of the ring leaves it.
+  void pop_window() {
+    ring_head = (ring_head + 1) % kWindows;
+    --ring_size;
+  }
+
+  // Waits for the first window of the ring and queues its launches; the call is fed after its last
+  // window. Launches of earlier calls may still be in flight.
+  void feed_window() {
+    Window& w = windows[ring_head];
+    Call& call = *w.call;
+    try {
+      const Clock::time_point wait0 = Clock::now();
+      ahead[ring_head].get();
+      stats.host_window_wait_s += seconds_since(wait0);
+      start_windows(kWindows);  // the next two windows are prepared while this one is packed
+      stats.host_window_s += w.seconds;
+      stats.host_plan_s += w.plan_seconds;
+      const std::span<const PassJob> window = call.jobs.subspan(w.begin, w.end - w.begin);
+      for (std::size_t l = 0; l < w.launches; ++l, next ^= 1u) {
+        Flight& f = flights[next];
+        if (f.busy) finish(f);
+        std::swap(f.plan, w.plans[l]);  // the flight's old plan is reused by a later window
+        f.base = w.begin;
+        f.call = &call;
+        const Clock::time_point t1 = Clock::now();
+        pack(f, window);
+        stats.host_pack_s += seconds_since(t1);
+        enqueue(f);
+        ++call.in_flight;
+      }
+      const bool last = w.end == call.jobs.size();
+      pop_window();
+      if (last) {
+        call.fed = true;
+        if (call.in_flight == 0) complete(call);  // (not expected: its last launch was just queued)
+      }
+    } catch (...) {
+      fail(call, std::current_exception());
+    }
+  }
+
+  // The call fails: its windows leave the ring (their helpers joined), none more are started, and
+  // abort() settles the launches in flight. (The call's windows are the first ones of the ring.)
+  void fail(Call& call, const std::exception_ptr& error) {
+    while (ring_size > 0 && windows[ring_head].call == &call) {
+      if (ahead[ring_head].valid()) ahead[ring_head].wait();
+      ahead[ring_head] = {};
+      pop_window();
+    }
+    if (taking == &call) taking = nullptr;
+    abort(error, &call);
+  }
+
+  // Runs the calls in submission order, back to back. With no window to pack it completes the
+  // launches in flight, the older first, looking for a new call before each.
+  void feeder_loop() {
+    try {
+      WS_CUDA_CHECK(cudaSetDevice(device));
+    } catch (...) {
+      broken = std::current_exception();
+    }
+    for (;;) {
+      start_windows(kWindows - 1);
+      if (ring_size > 0) {
+        feed_window();
+        continue;
+      }
+      std::unique_lock lock(queue_mutex);
+      if (!queue.empty()) continue;
+      if (any_busy()) {
+        lock.unlock();
+        Flight& older = flights[next].busy ? flights[next] : flights[next ^ 1u];
+        try {
+          finish(older);
+        } catch (...) {
+          abort(std::current_exception(), nullptr);
+        }
+        continue;
+      }
+      queue_cv.wait(lock, [&] { return !queue.empty() || stopping; });
+      if (queue.empty()) return;  // stopping, nothing in flight
+    }
+  }
+
+  std::future<void> submit(std::span<const PassJob> jobs, std::span<EndPoint> out) {
     if (out.size() != jobs.size())
       throw Error(ErrorKind::kInternal, cat({"PassEngine::run: ", std::to_string(jobs.size()), " jobs but ",
                                              std::to_string(out.size()), " results"}));
-    if (jobs.empty()) return;
-    const Clock::time_point run0 = Clock::now();
-    const rt::DeviceGuard guard(device);
-    std::size_t next = 0;  // flight of the next launch
-    try {
-      // Window bounds first (a scan of the lengths), so that helpers can prepare any window: window i
-      // lives in windows[i % 3]; while the caller packs window i, helpers prepare i + 1 and i + 2.
-      bounds.clear();
-      for (std::size_t begin = 0; begin < jobs.size();) {
-        begin = window_end(jobs, begin, bounds.size());
-        bounds.push_back(begin);
-      }
-      const std::size_t count = bounds.size();
-      std::array<std::future<void>, kWindows> ahead;
-      const auto start = [&](std::size_t i) {
-        ahead[i % kWindows] = std::async(std::launch::async, [&, i] {
-          prepare_window(windows[i % kWindows], jobs, i == 0 ? 0 : bounds[i - 1], bounds[i]);
-        });
-      };
-      for (std::size_t i = 0; i < std::min(count, kWindows - 1); ++i) start(i);
-      for (std::size_t index = 0; index < count; ++index) {
-        const Clock::time_point wait0 = Clock::now();
-        ahead[index % kWindows].get();
-        stats.host_window_wait_s += seconds_since(wait0);
-        if (index + kWindows - 1 < count) start(index + kWindows - 1);
-        Window& w = windows[index % kWindows];
-        stats.host_window_s += w.seconds;
-        const std::span<const PassJob> window = jobs.subspan(w.begin, w.end - w.begin);
-        stats.host_plan_s += w.plan_seconds;
-        for (std::size_t l = 0; l < w.launches; ++l, next ^= 1u) {
-          Flight& f = flights[next];
-          if (f.busy) finish(f, out);
-          std::swap(f.plan, w.plans[l]);  // the flight's old plan is reused by a later window
-          f.base = w.begin;
-          const Clock::time_point t1 = Clock::now();
-          pack(f, window);
-          stats.host_pack_s += seconds_since(t1);
-          enqueue(f);
-        }
-      }
-      for (int i = 0; i < 2; ++i, next ^= 1u)  // the older flight first
-        if (flights[next].busy) finish(flights[next], out);
-      stats.run_s += seconds_since(run0);
-    } catch (...) {
-      for (Flight& f : flights) {
-        (void)cudaStreamSynchronize(f.stream.get());
-        f.busy = false;
-      }
-      throw;
+    auto call = std::make_unique<Call>();
+    call->jobs = jobs;
+    call->out = out;
+    std::future<void> done = call->promise.get_future();
+    if (jobs.empty()) {
+      call->promise.set_value();
+      return done;
     }
+    {
+      std::lock_guard lock(queue_mutex);
+      queue.push_back(std::move(call));
+    }
+    queue_cv.notify_one();
+    return done;
+  }
+
+  Stats current_stats() const {
+    std::lock_guard lock(stats_mutex);
+    return published;
   }
 };
 
@@ -487,7 +709,13 @@ PassEngine::~PassEngine() {
   }
 }
 
-void PassEngine::run(std::span<const PassJob> jobs, std::span<EndPoint> out) { impl_->run(jobs, out); }
+void PassEngine::run(std::span<const PassJob> jobs, std::span<EndPoint> out) {
+  impl_->submit(jobs, out).get();
+}
+
+std::future<void> PassEngine::submit(std::span<const PassJob> jobs, std::span<EndPoint> out) {
+  return impl_->submit(jobs, out);
+}
 
 std::string PassEngine::describe() const {
   std::string shapes;
@@ -498,6 +726,6 @@ std::string PassEngine::describe() const {
               std::to_string(impl_->caps.residues >> 20), " MiB of residues"});
 }
 
-PassEngine::Stats PassEngine::stats() const { return impl_->stats; }
+PassEngine::Stats PassEngine::stats() const { return impl_->current_stats(); }
 
 }  // namespace warpsearch::sw::gpu
