@@ -2,9 +2,12 @@
 //
 // Driver pipeline (two stages, each its own host thread, batches in submission order):
 //   pass stage   forward passes, then reverse passes for the pairs that need a start. On GPUs each
-//                batch is split into contiguous ranges of near-equal cells (not pairs), one host thread
-//                per GPU, each running its PassEngine (which double-buffers its own launches); the
-//                reverse passes of batch k share engine calls with the forward passes of batch k+1.
+//                batch is split into contiguous ranges of near-equal cells (not pairs), one per GPU,
+//                each GPU's share queued on its PassEngine (which runs its queued calls back to back,
+//                double-buffering its launches). Three batches are in the stage at once: the forward
+//                passes of batch k+1 are queued before the stage waits for those of batch k and builds
+//                and queues batch k's reverse passes, and only then does it wait for batch k-1's
+//                reverse passes, so the GPUs always have queued work while the host builds jobs.
 //                On the CPU the striped SIMD pass runs on the thread pool, traceback included.
 //   finish stage traceback of GPU results on the CPU thread pool (so the GPUs already run the next
 //                batch), then the callback / promise of the batch.
@@ -92,12 +95,27 @@ void Batch::reserve(std::size_t pairs, std::size_t residues) {
 // ---------------------------------------------------------------------------------------------------
 
 struct Aligner::Impl {
+#if WARPSEARCH_HAVE_CUDA
+  // One GPU's share of a batch (a contiguous range of its pairs) in the pass stage: the engine jobs
+  // and results of its forward and reverse passes, and the engine calls' futures.
+  struct GpuPart {
+    WorkRange range;
+    std::vector<sw::gpu::PassJob> fwd_jobs, rev_jobs;
+    std::vector<std::size_t> rev_index;  // pair of the batch for each reverse job
+    std::vector<sw::EndPoint> rev_out;
+    std::vector<std::size_t> chunk_jobs;  // per chunk of pairs: its first reverse job
+    std::future<void> fwd_done, rev_done;
+  };
+#endif
   struct Job {
     Batch batch;
     Callback done;
     std::vector<sw::EndPoint> fwd, rev;
     std::vector<Result> results;
     std::exception_ptr error;
+#if WARPSEARCH_HAVE_CUDA
+    std::vector<GpuPart> parts;  // one per GPU while the batch is in the pass stage
+#endif
   };
 
   Config config;
@@ -146,18 +164,12 @@ struct Aligner::Impl {
   std::deque<std::unique_ptr<Job>> pass_queue, finish_queue;
 
 #if WARPSEARCH_HAVE_CUDA
-  // Buffers of one GPU's engine calls, kept from call to call: freshly allocated memory is paged in
-  // by its first writes (on virtual machines several ns per byte), which on the pass stage's threads
+  // Buffers of the GPU pass stage are kept from batch to batch: freshly allocated memory is paged in
+  // by its first writes (on virtual machines several ns per byte), which on the pass stage's thread
   // would leave the GPUs waiting; reused buffers are written at memory speed.
-  struct GpuScratch {
-    std::vector<sw::gpu::PassJob> jobs;
-    std::vector<std::size_t> rev_index;  // pair of the reverse batch for each reverse job
-    std::vector<sw::EndPoint> out;
-    std::vector<std::size_t> chunk_jobs;  // per chunk of reverse pairs: its jobs' first index
-  };
   static constexpr std::size_t kJobGrain = 16384;  // pairs per chunk when building engine jobs
-  std::vector<GpuScratch> gpu_scratch;             // one per engine, used only by its pass-stage thread
   std::vector<std::uint64_t> weights;              // pass stage: per pair cells, for split_work
+  std::vector<std::vector<GpuPart>> spare_parts;   // pass stage: GpuParts of batches that left it
   // EndPoint vectors of finished batches (Job::fwd / Job::rev), reused by later batches (see above).
   std::mutex spare_mutex;
   std::vector<std::vector<sw::EndPoint>> spare_ends;
@@ -192,7 +204,6 @@ struct Aligner::Impl {
     if (selection.use_gpu)
       for (const DeviceInfo& d : selection.devices)
         engines.push_back(std::make_unique<sw::gpu::PassEngine>(model, d.id, config.max_pairs_per_launch));
-    gpu_scratch.resize(engines.size());
 #endif
     pass_thread = std::thread([this] { pass_loop(); });
     finish_thread = std::thread([this] { finish_loop(); });
@@ -249,46 +260,45 @@ struct Aligner::Impl {
     cv.notify_all();
   }
 
-  // CPU: each batch is finished here. GPUs: the reverse passes of batch k run in the same engine
-  // calls as the forward passes of batch k+1 (when it is already queued), so the devices never idle
-  // between the two passes of a batch; a batch with nothing behind it runs its reverse passes alone.
+  // CPU: each batch is finished here. GPUs: a pipeline of three batches (see the top of the file):
+  // `forward` has its forward passes queued, `reverse` its reverse passes; a batch that failed moves
+  // through the pipeline like the others (with nothing queued), so batches leave in order.
   void pass_loop() {
-    std::unique_ptr<Job> pending;  // forward passes done, reverse passes not yet
+    std::unique_ptr<Job> forward, reverse;
+    const auto advance = [&] {
+      if (forward) gpu_reverse(*forward);  // waits for its forward passes, queues its reverse passes
+      if (reverse) {
+        gpu_collect(*reverse);  // waits for its reverse passes
+        hand_over(std::move(reverse));
+      }
+      reverse = std::move(forward);
+    };
     for (;;) {
-      std::unique_ptr<Job> job = pending ? try_pop() : pop(pass_queue, false);
-      if (!job && !pending) break;
-      if (job) {
+      std::unique_ptr<Job> job = forward || reverse ? try_pop() : pop(pass_queue, false);
+      if (!job) {
+        if (!forward && !reverse) break;
+        advance();  // nothing new: drain the pipeline by one step
+        continue;
+      }
+      try {
+        prepare(*job);
+      } catch (...) {
+        job->error = std::current_exception();
+      }
+      if (gpu()) {
+        if (!job->error) gpu_forward(*job);
+        advance();
+        forward = std::move(job);
+        continue;
+      }
+      if (!job->error) {
         try {
-          prepare(*job);
+          run_cpu(*job);
         } catch (...) {
           job->error = std::current_exception();
         }
-        if (job->error || !gpu()) {
-          if (!job->error) {
-            try {
-              run_cpu(*job);
-            } catch (...) {
-              job->error = std::current_exception();
-            }
-          }
-          // Keep batches in order: a pending batch goes first.
-          if (pending) {
-            run_gpu_step(nullptr, pending.get());
-            hand_over(std::move(pending));
-          }
-          hand_over(std::move(job));
-          continue;
-        }
       }
-#if WARPSEARCH_HAVE_CUDA
-      run_gpu_step(job.get(), pending.get());
-#endif
-      if (pending) hand_over(std::move(pending));
-      if (job && job->error) {
-        hand_over(std::move(job));
-      } else {
-        pending = std::move(job);
-      }
+      hand_over(std::move(job));
     }
     {
       std::lock_guard lock(mutex);
@@ -359,115 +369,144 @@ struct Aligner::Impl {
   }
 
 #if WARPSEARCH_HAVE_CUDA
-  // One engine call per GPU holding the forward passes of `fwd_job` (may be null) and the reverse
-  // passes of `rev_job` (may be null). Each batch is split among the GPUs into contiguous ranges of
-  // near-equal cells. An error fails both batches.
-  void run_gpu_step(Job* fwd_job, Job* rev_job) {
-    if (fwd_job == nullptr && rev_job == nullptr) return;
+  // Engine jobs are built (and results copied back) on the pool in fixed chunks of pairs, so they are
+  // the same for any thread count.
+
+  // Splits the batch among the GPUs (contiguous ranges of near-equal cells) and queues each range's
+  // forward passes, whose results go straight to job.fwd. An error fails the batch, after the calls
+  // already queued are complete.
+  void gpu_forward(Job& job) {
+    const Clock::time_point t0 = Clock::now();
+    try {
+      const Batch& b = job.batch;
+      job.fwd = take_ends(b.size());
+      if (spare_parts.empty()) {
+        job.parts.resize(engines.size());
+      } else {
+        job.parts = std::move(spare_parts.back());
+        spare_parts.pop_back();
+      }
+      std::vector<WorkRange> ranges(1, WorkRange{0, b.size()});
+      if (engines.size() > 1) {
+        weights.resize(b.size());
+        for (std::size_t k = 0; k < b.size(); ++k)
+          weights[k] = std::max<std::uint64_t>(1, b.query(k).size() * b.target(k).size());
+        ranges = split_work(weights, engines.size());
+      }
+      for (std::size_t g = 0; g < engines.size(); ++g) {
+        GpuPart& part = job.parts[g];
+        part.range = ranges[g];
+        const std::size_t first = part.range.begin, n = part.range.end - first;
+        part.fwd_jobs.resize(n);
+        pool.parallel_for(n, kJobGrain, [&](std::size_t begin, std::size_t end) {
+          for (std::size_t x = begin; x < end; ++x) {
+            const auto q = b.query(first + x), t = b.target(first + x);
+            part.fwd_jobs[x] = {q.data(), static_cast<std::uint32_t>(q.size()), t.data(),
+                                static_cast<std::uint32_t>(t.size()), false};
+          }
+        });
+        part.fwd_done = engines[g]->submit(part.fwd_jobs, std::span<sw::EndPoint>(job.fwd).subspan(first, n));
+      }
+    } catch (...) {
+      job.error = std::current_exception();
+      drain(job);
+    }
+    add_pass_time(since(t0), 0, 0, 0);
+  }
+
+  // Waits for the batch's forward passes, then queues the reverse passes of the pairs that need one
+  // (reversed prefixes, read backwards in place by the kernel; in pair order per GPU range).
+  void gpu_reverse(Job& job) {
     const Clock::time_point t0 = Clock::now();
     std::atomic<std::uint64_t> reverse_cells{0};
-    auto ranges_of = [&](const Job* job) {
-      std::vector<WorkRange> ranges(engines.size());
-      if (job == nullptr) return ranges;
-      const Batch& b = job->batch;
-      if (engines.size() == 1) {
-        ranges[0] = {0, b.size()};
-        return ranges;
-      }
-      weights.resize(b.size());
-      for (std::size_t k = 0; k < b.size(); ++k)
-        weights[k] = std::max<std::uint64_t>(1, b.query(k).size() * b.target(k).size());
-      return split_work(weights, engines.size());
-    };
-    if (fwd_job != nullptr) fwd_job->fwd = take_ends(fwd_job->batch.size());
-    if (rev_job != nullptr) rev_job->rev = take_ends(rev_job->batch.size());
-    const std::vector<WorkRange> fwd_ranges = ranges_of(fwd_job), rev_ranges = ranges_of(rev_job);
-    std::vector<std::exception_ptr> errors(engines.size());
-    std::vector<std::thread> threads;
-    for (std::size_t g = 0; g < engines.size(); ++g) {
-      threads.emplace_back([&, g] {
-        try {
-          GpuScratch& scratch = gpu_scratch[g];
-          std::vector<sw::gpu::PassJob>& jobs = scratch.jobs;
-          std::vector<std::size_t>& rev_index = scratch.rev_index;
-          // The jobs are built (and the results copied back) on the pool, in fixed chunks of pairs:
-          // forward jobs first, then the reverse jobs of the pairs that need one, in pair order (per
-          // chunk counts, then offsets), so the job list is the same for any thread count.
-          const WorkRange fr = fwd_job != nullptr ? fwd_ranges[g] : WorkRange{};
-          const WorkRange rr = rev_job != nullptr ? rev_ranges[g] : WorkRange{};
-          const std::size_t nf = fr.end - fr.begin, nr = rr.end - rr.begin;
-          std::vector<std::size_t>& at = scratch.chunk_jobs;  // per reverse chunk: jobs, then offset
-          at.assign((nr + kJobGrain - 1) / kJobGrain, 0);
-          const auto needs = [&](std::size_t k) {
-            return sw::needs_reverse(model, rev_job->fwd[k], rev_job->batch.query(k).size());
-          };
-          pool.parallel_for(nr, kJobGrain, [&](std::size_t begin, std::size_t end) {
+    wait(job, &GpuPart::fwd_done);
+    if (!job.error) {
+      try {
+        const Batch& b = job.batch;
+        job.rev = take_ends(b.size());
+        const auto needs = [&](std::size_t k) {
+          return sw::needs_reverse(model, job.fwd[k], b.query(k).size());
+        };
+        for (std::size_t g = 0; g < engines.size(); ++g) {
+          GpuPart& part = job.parts[g];
+          const std::size_t first = part.range.begin, n = part.range.end - first;
+          std::vector<std::size_t>& at = part.chunk_jobs;  // per chunk: its reverse jobs, then its offset
+          at.assign((n + kJobGrain - 1) / kJobGrain, 0);
+          pool.parallel_for(n, kJobGrain, [&](std::size_t begin, std::size_t end) {
             std::size_t count = 0;
-            for (std::size_t x = begin; x < end; ++x) count += needs(rr.begin + x) ? 1 : 0;
+            for (std::size_t x = begin; x < end; ++x) count += needs(first + x) ? 1 : 0;
             at[begin / kJobGrain] = count;
           });
           std::size_t nrev = 0;
           for (std::size_t& a : at) {
             const std::size_t here = a;
-            a = nf + nrev;
+            a = nrev;
             nrev += here;
           }
-          jobs.resize(nf + nrev);
-          rev_index.resize(nrev);
-          if (fwd_job != nullptr) {
-            const Batch& b = fwd_job->batch;
-            pool.parallel_for(nf, kJobGrain, [&](std::size_t begin, std::size_t end) {
-              for (std::size_t x = begin; x < end; ++x) {
-                const auto q = b.query(fr.begin + x), t = b.target(fr.begin + x);
-                jobs[x] = {q.data(), static_cast<std::uint32_t>(q.size()), t.data(),
-                           static_cast<std::uint32_t>(t.size()), false};
-              }
-            });
-          }
-          if (rev_job != nullptr) {
-            // The reversed prefixes are read backwards in place by the kernel.
-            const Batch& b = rev_job->batch;
-            pool.parallel_for(nr, kJobGrain, [&](std::size_t begin, std::size_t end) {
-              std::size_t pos = at[begin / kJobGrain];
-              std::uint64_t cells = 0;
-              for (std::size_t k = rr.begin + begin; k < rr.begin + end; ++k) {
-                if (!needs(k)) continue;
-                const sw::ReverseExtent ext =
-                    sw::reverse_extent(model.mode, rev_job->fwd[k], b.query(k).size());
-                jobs[pos] = {b.query(k).data(), ext.qlen, b.target(k).data(),
-                             ext.tlen,          true,     sw::reverse_known_score(model, rev_job->fwd[k])};
-                rev_index[pos - nf] = k;
-                ++pos;
-                cells += std::uint64_t{ext.qlen} * ext.tlen;
-              }
-              reverse_cells.fetch_add(cells, std::memory_order_relaxed);  // once per chunk
-            });
-          }
-          if (jobs.empty()) return;
-          std::vector<sw::EndPoint>& out = scratch.out;
-          out.resize(jobs.size());
-          engines[g]->run(jobs, out);
-          pool.parallel_for(jobs.size(), kJobGrain, [&](std::size_t begin, std::size_t end) {
-            for (std::size_t x = begin; x < std::min(end, nf); ++x) fwd_job->fwd[fr.begin + x] = out[x];
-            for (std::size_t x = std::max(begin, nf); x < end; ++x) rev_job->rev[rev_index[x - nf]] = out[x];
+          part.rev_jobs.resize(nrev);
+          part.rev_index.resize(nrev);
+          part.rev_out.resize(nrev);
+          pool.parallel_for(n, kJobGrain, [&](std::size_t begin, std::size_t end) {
+            std::size_t pos = at[begin / kJobGrain];
+            std::uint64_t cells = 0;
+            for (std::size_t k = first + begin; k < first + end; ++k) {
+              if (!needs(k)) continue;
+              const sw::ReverseExtent ext = sw::reverse_extent(model.mode, job.fwd[k], b.query(k).size());
+              part.rev_jobs[pos] = {b.query(k).data(), ext.qlen, b.target(k).data(),
+                                    ext.tlen,          true,     sw::reverse_known_score(model, job.fwd[k])};
+              part.rev_index[pos] = k;
+              ++pos;
+              cells += std::uint64_t{ext.qlen} * ext.tlen;
+            }
+            reverse_cells.fetch_add(cells, std::memory_order_relaxed);  // once per chunk
           });
-        } catch (...) {
-          errors[g] = std::current_exception();
+          part.rev_done = engines[g]->submit(part.rev_jobs, part.rev_out);
         }
-      });
+      } catch (...) {
+        job.error = std::current_exception();
+        drain(job);
+      }
     }
-    for (auto& t : threads) t.join();
-    add_pass_time(since(t0), fwd_job != nullptr ? 1 : 0, fwd_job != nullptr ? fwd_job->batch.cells() : 0,
-                  reverse_cells.load());
-    for (auto& e : errors) {
-      if (!e) continue;
-      if (fwd_job != nullptr) fwd_job->error = e;
-      if (rev_job != nullptr) rev_job->error = e;
-      break;
+    add_pass_time(since(t0), 0, 0, reverse_cells.load());
+  }
+
+  // Waits for the batch's reverse passes and copies their results to job.rev; the batch leaves the
+  // pass stage (its GpuParts are kept for later batches).
+  void gpu_collect(Job& job) {
+    const Clock::time_point t0 = Clock::now();
+    wait(job, &GpuPart::rev_done);
+    if (!job.error) {
+      for (GpuPart& part : job.parts)
+        pool.parallel_for(part.rev_out.size(), kJobGrain, [&](std::size_t begin, std::size_t end) {
+          for (std::size_t x = begin; x < end; ++x) job.rev[part.rev_index[x]] = part.rev_out[x];
+        });
+    }
+    if (!job.parts.empty()) spare_parts.push_back(std::move(job.parts));
+    job.parts.clear();
+    add_pass_time(since(t0), job.error ? 0 : 1, job.error ? 0 : job.batch.cells(), 0);
+  }
+
+  // Waits for every GPU's call of one kind (forward or reverse passes) that was queued; the first error
+  // fails the batch. Every call is waited for, since they write the batch's memory.
+  static void wait(Job& job, std::future<void> GpuPart::*which) {
+    for (GpuPart& part : job.parts) {
+      std::future<void>& done = part.*which;
+      if (!done.valid()) continue;
+      try {
+        done.get();
+      } catch (...) {
+        if (!job.error) job.error = std::current_exception();
+      }
     }
   }
+  static void drain(Job& job) {
+    wait(job, &GpuPart::fwd_done);
+    wait(job, &GpuPart::rev_done);
+  }
 #else
-  void run_gpu_step(Job*, Job*) {}
+  void gpu_forward(Job&) {}
+  void gpu_reverse(Job&) {}
+  void gpu_collect(Job&) {}
 #endif
 
   void finish(Job& job) {

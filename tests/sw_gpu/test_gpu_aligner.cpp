@@ -1,9 +1,12 @@
 // test_gpu_aligner.cpp: the Aligner on GPUs equals the Aligner on the CPU (itself tested against the
 // reference and parasail) result for result, traceback included, in every mode; one GPU and all GPUs
-// agree; small launches (many per batch) change nothing. Skips without a usable GPU.
+// agree; small launches (many per batch) change nothing; a failing batch among others fails alone and
+// in order. Skips without a usable GPU.
 #include <gtest/gtest.h>
 
 #include <future>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <vector>
 
@@ -107,6 +110,37 @@ TEST_F(GpuAligner, ManyBatchesInFlight) {
   std::vector<std::future<std::vector<Result>>> futures;
   for (const Batch& b : batches) futures.push_back(gpu.submit(b));
   for (std::size_t i = 0; i < batches.size(); ++i) EXPECT_EQ(futures[i].get(), cpu.align(batches[i])) << i;
+
+  // A failing batch (an empty target) in the middle of the pipeline fails alone, in order.
+  Batch bad = mixed_batch(200, 30, false);
+  bad.add(std::vector<std::uint8_t>{1, 2, 3}, std::vector<std::uint8_t>{});
+  std::vector<std::size_t> order;
+  std::mutex order_mutex;
+  std::vector<std::future<std::vector<Result>>> again;
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    if (i == 3) {
+      gpu.submit(bad, [&](std::vector<Result>&& results, std::exception_ptr error) {
+        std::lock_guard lock(order_mutex);
+        order.push_back(results.empty() && error ? 99 : 98);
+      });
+    }
+    auto promise = std::make_shared<std::promise<std::vector<Result>>>();
+    again.push_back(promise->get_future());
+    gpu.submit(batches[i], [&, i, promise](std::vector<Result>&& results, std::exception_ptr error) {
+      {
+        std::lock_guard lock(order_mutex);
+        order.push_back(i);
+      }
+      if (error) {
+        promise->set_exception(error);
+      } else {
+        promise->set_value(std::move(results));
+      }
+    });
+  }
+  for (std::size_t i = 0; i < batches.size(); ++i) EXPECT_EQ(again[i].get(), cpu.align(batches[i])) << i;
+  std::lock_guard lock(order_mutex);
+  EXPECT_EQ(order, (std::vector<std::size_t>{0, 1, 2, 99, 3, 4, 5}));
 }
 
 // Batches larger than the pass stage's chunks (16,384 pairs: jobs are built and results copied back
