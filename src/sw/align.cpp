@@ -4,7 +4,7 @@
 //   pass stage   forward passes, then reverse passes for the pairs that need a start. On GPUs each
 //                batch is split into contiguous ranges of near-equal cells (not pairs), one per GPU,
 //                each GPU's share queued on its PassEngine (which runs its queued calls back to back,
-//                double-buffering its launches). Three batches are in the stage at once: the forward
+//                three launches in flight). Three batches are in the stage at once: the forward
 //                passes of batch k+1 are queued before the stage waits for those of batch k and builds
 //                and queues batch k's reverse passes, and only then does it wait for batch k-1's
 //                reverse passes, so the GPUs always have queued work while the host builds jobs.

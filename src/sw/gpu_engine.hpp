@@ -4,7 +4,7 @@
 //
 //   PassJob     one pair, optionally read backwards (the start-finding pass of model.hpp)
 //   PassPolicy  tuning constants of the engine (gpu_plan.hpp; to be measured on the target GPUs)
-//   PassEngine  one GPU: sorts jobs into kernel classes, packs launches, runs them double-buffered;
+//   PassEngine  one GPU: sorts jobs into kernel classes, packs launches, runs three in flight;
 //               calls queue up and run back to back on the engine's own thread
 //
 // Host-only header, usable in every build; the definitions exist only in CUDA builds
@@ -77,11 +77,14 @@ class PassEngine {
   std::string describe() const;
 
   struct Stats {
-    std::uint64_t cells16 = 0;      // matrix cells of pairs run in 16-bit lanes (two pairs per register)
-    std::uint64_t cells32 = 0;      // ... in 32-bit lanes
-    std::uint64_t launches = 0;     // packed launches (each: one upload, prep + pass kernels, one download)
-    double kernel_s = 0;            // GPU time of the kernels (CUDA events)
-    double transfer_s = 0;          // GPU time of host<->device copies (CUDA events)
+    std::uint64_t cells16 = 0;   // matrix cells of pairs run in 16-bit lanes (two pairs per register)
+    std::uint64_t cells32 = 0;   // ... in 32-bit lanes
+    std::uint64_t launches = 0;  // packed launches (each: one upload, prep + pass kernels, one download)
+    // GPU time of the kernels and of the host<->device copies, from CUDA events around each launch's
+    // parts, summed over the launches: launches on different streams may run at the same time, so the
+    // sums can exceed the wall time the GPU was busy.
+    double kernel_s = 0;
+    double transfer_s = 0;
     double run_s = 0;               // wall seconds with a call in progress (started, not complete)
     double host_window_s = 0;       // host, helper threads: classifying and sorting windows (overlapped)
     double host_window_wait_s = 0;  // host: the engine's thread waiting for the helpers' next window

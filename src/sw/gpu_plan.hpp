@@ -60,7 +60,7 @@ struct PassPolicy {
   std::array<int, kPassShapes.size()> known_max_rows{32, 64, 128, 256, 0};
   int known_long_shape = 3;
   // Caps of one launch: residues uploaded, jobs (max_pairs_per_launch overrides), columns of letters
-  // and border (12 bytes each). Device buffers for two launches in flight are grown on demand up to
+  // and border (12 bytes each). Device buffers for three launches in flight are grown on demand up to
   // these caps, which are lowered at construction to fit memory_fraction of the free device memory.
   // 2^17 jobs: a launch of the Aligner's batches (250,000 pairs and their reverse passes per engine
   // call) is planned and packed while the previous one runs; with 2^20 one launch held a whole call,

@@ -1,5 +1,5 @@
-// gpu_engine.cu: PassEngine (gpu_engine.hpp): sorting, launch packing, device memory, two launches in
-// flight, and the dispatch table of pass kernel instances (pass_kernel.cuh).
+// gpu_engine.cu: PassEngine (gpu_engine.hpp): sorting, launch packing, device memory, three launches
+// in flight, and the dispatch table of pass kernel instances (pass_kernel.cuh).
 //
 // Calls (run() / submit()) queue up and one feeder thread per engine runs them in order, back to
 // back: the first launches of a call are packed while the previous call's last launches still run,
@@ -7,10 +7,11 @@
 // order. Helper threads classify and sort the next two windows (of the same call, or of the next calls
 // queued; gpu_plan.hpp; chunks on the thread pool) and cut them into launch plans while the feeder
 // packs and queues the current one. Each launch owns a Flight: pinned staging buffers, device buffers
-// and a stream. While the GPU runs launch k on one flight's stream, the feeder packs launch k+1 into the
-// other flight's pinned buffers (residue copies on the pool), so transfers and kernels of consecutive
-// launches overlap. A flight is reused only after its results were scattered back to its call's job
-// order; a call is complete when its last launch is.
+// and a stream; there are three. While launches k and k+1 are queued on two flights' streams, the
+// feeder packs launch k+2 into the third flight's pinned buffers (residue copies on the pool), so
+// transfers and kernels of consecutive launches overlap and a slow moment of the host does not leave the
+// GPU idle. A flight is reused only after its results were scattered back to its call's job order; a
+// call is complete when its last launch is.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -196,8 +197,12 @@ struct PassEngine::Impl {
   bool stopping = false;                    // the destructor asks the feeder to end (under queue_mutex)
   mutable std::mutex stats_mutex;
   Stats published;  // `stats` as of the last completed call (under stats_mutex): what stats() returns
-  std::array<Flight, 2> flights;
-  std::size_t next = 0;  // flight of the next launch; the other one, if busy, holds the older launch
+  // Three flights: the feeder packs launch k+2 while launches k and k+1 are queued on the GPU, so a slow
+  // moment of the host (or a short launch) does not leave the GPU idle.
+  static constexpr std::size_t kFlights = 3;
+  std::array<Flight, kFlights> flights;
+  std::size_t next = 0;  // flight of the next launch; from it on, the busy flights in launch order
+  void advance_flight() { next = (next + 1) % kFlights; }
   Stats stats;
   std::deque<std::unique_ptr<Call>> active;  // started and not complete, oldest first
   Clock::time_point busy_since;              // when `active` last became non-empty (Stats::run_s)
@@ -284,11 +289,12 @@ struct PassEngine::Impl {
     grow(f.d_border, 2 * need.columns, 2 * caps.columns);
   }
 
-  // Launch caps from the policy, lowered so that two launches fit memory_fraction of free memory.
+  // Launch caps from the policy, lowered so that kFlights launches fit memory_fraction of free memory.
   void size_caps(std::size_t max_pairs) {
     std::size_t free_bytes = 0, total_bytes = 0;
     WS_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    const auto budget = static_cast<double>(free_bytes) * policy.memory_fraction / 2.0;
+    const auto budget =
+        static_cast<double>(free_bytes) * policy.memory_fraction / static_cast<double>(kFlights);
     std::size_t residues = std::max<std::size_t>(policy.launch_residues, 1u << 20);
     std::size_t jobs = max_pairs != 0 ? max_pairs : std::max<std::size_t>(policy.launch_jobs, 64);
     for (;;) {
@@ -409,7 +415,14 @@ struct PassEngine::Impl {
     if (call.fed && call.in_flight == 0) complete(call);
   }
 
-  bool any_busy() const { return flights[0].busy || flights[1].busy; }
+  bool any_busy() const {
+    return std::any_of(flights.begin(), flights.end(), [](const Flight& f) { return f.busy; });
+  }
+  // The flight of the oldest launch in flight (any_busy() must hold).
+  Flight& oldest_busy() {
+    for (std::size_t i = 0;; ++i)
+      if (Flight& f = flights[(next + i) % kFlights]; f.busy) return f;
+  }
 
   // Satisfies the call's promise, after publishing the stats that include it (a caller reading stats()
   // once its future is ready sees its call counted), and forgets the call.
@@ -440,7 +453,7 @@ struct PassEngine::Impl {
       if (!culprit->error) culprit->error = error;
       culprit->fed = true;
     }
-    for (int i = 0; i < 2; ++i, next ^= 1u) {  // the older flight first
+    for (std::size_t i = 0; i < kFlights; ++i, advance_flight()) {  // the oldest launch first
       Flight& f = flights[next];
       const bool synced = cudaStreamSynchronize(f.stream.get()) == cudaSuccess;  // (busy or half queued)
       if (!f.busy) continue;
@@ -598,7 +611,7 @@ struct PassEngine::Impl {
       stats.host_window_s += w.seconds;
       stats.host_plan_s += w.plan_seconds;
       const std::span<const PassJob> window = call.jobs.subspan(w.begin, w.end - w.begin);
-      for (std::size_t l = 0; l < w.launches; ++l, next ^= 1u) {
+      for (std::size_t l = 0; l < w.launches; ++l, advance_flight()) {
         Flight& f = flights[next];
         if (f.busy) finish(f);
         std::swap(f.plan, w.plans[l]);  // the flight's old plan is reused by a later window
@@ -634,7 +647,7 @@ struct PassEngine::Impl {
   }
 
   // Runs the calls in submission order, back to back. With no window to pack it completes the
-  // launches in flight, the older first, looking for a new call before each.
+  // launches in flight, the oldest first, looking for a new call before each.
   void feeder_loop() {
     try {
       WS_CUDA_CHECK(cudaSetDevice(device));
@@ -651,9 +664,8 @@ struct PassEngine::Impl {
       if (!queue.empty()) continue;
       if (any_busy()) {
         lock.unlock();
-        Flight& older = flights[next].busy ? flights[next] : flights[next ^ 1u];
         try {
-          finish(older);
+          finish(oldest_busy());
         } catch (...) {
           abort(std::current_exception(), nullptr);
         }
