@@ -140,7 +140,6 @@ struct PassEngine::Impl {
     std::promise<void> promise;
     std::size_t in_flight = 0;  // launches queued on the GPU whose results are not yet scattered
     bool fed = false;           // every launch queued, or the call failed
-    bool completed = false;     // promise satisfied
     std::exception_ptr error;
     std::vector<std::size_t> bounds;  // end of each window (cut when the feeder takes the call up)
     std::size_t windows_started = 0;  // windows handed to the helpers so far
@@ -401,16 +400,21 @@ struct PassEngine::Impl {
     f.done.synchronize();
     const double kernel = seconds_between(f.uploaded, f.computed);
     const double transfer = seconds_between(f.start, f.uploaded) + seconds_between(f.computed, f.done);
-    f.busy = false;
     stats.kernel_s += kernel;
     stats.transfer_s += transfer;
     const LaunchPlan& plan = f.plan;
-    Call& call = *f.call;
-    if (!call.error) {
-      const std::span<EndPoint> out = call.out.subspan(f.base);
+    if (!f.call->error) {
+      const std::span<EndPoint> out = f.call->out.subspan(f.base);
       for (std::size_t l = 0; l < plan.jobs.size(); ++l) out[plan.jobs[l]] = f.h_results[l];
     }
     stats.host_wait_s += seconds_since(t0);
+    release(f);
+  }
+
+  // The flight is free again; its call is complete if that was its last launch.
+  void release(Flight& f) {
+    f.busy = false;
+    Call& call = *f.call;
     --call.in_flight;
     if (call.fed && call.in_flight == 0) complete(call);
   }
@@ -427,8 +431,6 @@ struct PassEngine::Impl {
   // Satisfies the call's promise, after publishing the stats that include it (a caller reading stats()
   // once its future is ready sees its call counted), and forgets the call.
   void complete(Call& call) {
-    if (call.completed) return;
-    call.completed = true;
     const auto it =
         std::find_if(active.begin(), active.end(), [&](const auto& c) { return c.get() == &call; });
     std::unique_ptr<Call> owned = std::move(*it);
@@ -452,6 +454,7 @@ struct PassEngine::Impl {
     if (culprit != nullptr) {
       if (!culprit->error) culprit->error = error;
       culprit->fed = true;
+      if (culprit->in_flight == 0) complete(*culprit);  // else its last launch's release() completes it
     }
     for (std::size_t i = 0; i < kFlights; ++i, advance_flight()) {  // the oldest launch first
       Flight& f = flights[next];
@@ -464,17 +467,9 @@ struct PassEngine::Impl {
         } catch (...) {  // (the flight stays busy; failed below)
         }
       }
-      f.busy = false;
-      Call& call = *f.call;
-      if (!call.error) call.error = error;
-      --call.in_flight;
-      if (call.fed && call.in_flight == 0) complete(call);
+      if (!f.call->error) f.call->error = error;
+      release(f);
     }
-    // (compared, not read, first: the loop may have completed and freed the culprit)
-    if (culprit != nullptr &&
-        std::any_of(active.begin(), active.end(), [&](const auto& c) { return c.get() == culprit; }) &&
-        culprit->in_flight == 0)
-      complete(*culprit);
   }
 
   // Jobs [begin, end) of a window of at most max_jobs jobs and max_residues residues (at least one job).
@@ -625,10 +620,7 @@ struct PassEngine::Impl {
       }
       const bool last = w.end == call.jobs.size();
       pop_window();
-      if (last) {
-        call.fed = true;
-        if (call.in_flight == 0) complete(call);  // (not expected: its last launch was just queued)
-      }
+      if (last) call.fed = true;  // (its last launch, just queued, completes it when released)
     } catch (...) {
       fail(call, std::current_exception());
     }
