@@ -36,14 +36,19 @@ void emulate_warp(const PassParams& p, std::uint32_t w) {
   const bool global = p.mode == static_cast<std::int32_t>(Mode::kGlobal);
   std::vector<std::uint8_t> prof(static_cast<std::size_t>(kLaneBytes) * L::kPairs * K * R);
   const V neg_x = L::splat(-static_cast<std::int64_t>(p.extend));
-  const V neg_ox = L::splat(-(static_cast<std::int64_t>(p.open) + p.extend));
+  using Col = Column<L, R, kLocal>;
+  const V open = Col::open_operand(p);
+  const V neg_open = Col::neg_open_operand(p);
+  const auto bias = static_cast<int>(stored_bias<L>(p));
   const int S = static_cast<int>(wi.cols);
   const int T = static_cast<int>(wi.tiles);
   for (int g = 0; g < 32 / G; ++g) {
     const SlotInfo& slot = p.slots[wi.first_slot + static_cast<std::uint32_t>(g)];
     const std::uint64_t col0 = wi.column + static_cast<std::uint64_t>(g) * wi.cols;
-    std::vector<Column<L, R, kLocal>> cols(G);
+    std::vector<Col> cols(G);
     std::vector<Tracker> tr(G);
+    if constexpr (kLocal)
+      for (Tracker& one : tr) one.bias = bias;
     // Known scores (pass_kernel.cuh Sweep::sweep<true>): the kernel ends a tile when the whole warp is
     // settled; here each group stops as soon as it is settled itself (earlier, never later), which
     // must give the same results.
@@ -86,8 +91,8 @@ void emulate_warp(const PassParams& p, std::uint32_t w) {
             hin = p.border[2 * c];
             fin = p.border[2 * c + 1];
             if (known && s >= valid) {
-              hin = 0;
-              fin = neg_ox;
+              hin = Col::low_h(open);
+              fin = Col::low_f(open);
             }
           } else {
             xin = x[ut - 1];
@@ -100,8 +105,14 @@ void emulate_warp(const PassParams& p, std::uint32_t w) {
           load_words<R>(lane_prof + (xin & 0xFFFFu), wa);
           load_words<R>(lane_prof + (xin >> 16), wb);
           V f = fin;
-          Column<L, R, kLocal>& col = cols[ut];
-          if (j >= 0) col.step(wa, wb, hin, f, neg_x, neg_ox);
+          Col& col = cols[ut];
+          if (j >= 0) {  // the kernel's choice of T's instruction (the same value either way)
+            if (known) {
+              col.template step<false>(wa, wb, hin, f, neg_x, open, neg_open);
+            } else {
+              col.step(wa, wb, hin, f, neg_x, open, neg_open);
+            }
+          }
           out_h[ut] = col.H[R - 1];
           out_f[ut] = f;
           if (t == G - 1 && tile + 1 < T && j >= 0) {

@@ -457,6 +457,41 @@ TEST(GpuPassEmulated, WideLanes) {
   }
 }
 
+// Local 16x2 lanes hold values in stored form (value + O + X, pass_cells.hpp): pairs right at the
+// int16 bound (value_bound == 32000 and one above it, in 32-bit lanes), and a gap extension so large
+// that stored E - X nearly reaches -32768.
+TEST(GpuPassEmulated, StoredFormAtTheInt16Bound) {
+  std::mt19937_64 rng(0x9e0b);
+  const Alphabet dna = Alphabet::dna();
+  const GapCosts gaps{50, 40};
+  const PassModel model = PassModel::make(ScoringMatrix::dna(100, -100), gaps, Mode::kLocal);
+  const std::int64_t at_bound = (kInt16Safe - gaps.open - gaps.extend) / 100;  // 319 rows of +100
+  ASSERT_LE(value_bound(model, at_bound, at_bound), kInt16Safe);
+  ASSERT_GT(value_bound(model, at_bound + 1, at_bound + 1), kInt16Safe);
+  const Seq a = random_seq(rng, static_cast<std::size_t>(at_bound) + 1, dna);
+  const Seq a319(a.begin(), a.end() - 1);
+  const Seq related = mutate(rng, a319, dna, 3, 1);
+  JobSet set(model);
+  set.add(a319, a319, false, "identical at the bound");
+  set.add(a319, a319, true, "identical at the bound, reversed");
+  set.add(a319, related, false, "related at the bound");
+  set.add(a, a, false, "identical one above the bound (32-bit)");
+  const EmulatedRun run = check_emulated(set, PassPolicy{}, big_caps(), "stored form at the bound");
+  EXPECT_GT(run.cells16, 0u);
+  EXPECT_GT(run.cells32, 0u);
+
+  const std::int32_t huge = 31000;  // value_bound = top + 0 + 31000 <= 32000 for short pairs
+  const PassModel wide_gaps = PassModel::make(ScoringMatrix::dna(2, -3), {0, huge}, Mode::kLocal);
+  JobSet gapped(wide_gaps);
+  for (int k = 0; k < 20; ++k) {
+    const Seq q = random_seq(rng, 40 + 17 * static_cast<std::size_t>(k), dna);
+    gapped.add(q, mutate(rng, q, dna, 10, 3), k % 2 == 1, "gap extension 31000, " + std::to_string(k));
+  }
+  ASSERT_LE(value_bound(wide_gaps, 420, 420), kInt16Safe);
+  const EmulatedRun grun = check_emulated(gapped, PassPolicy{}, big_caps(), "gap extension 31000");
+  EXPECT_EQ(grun.cells32, 0u);
+}
+
 TEST(GpuPassEmulated, EdgeCases) {
   for (const Mode mode : kModes) {
     const auto [b62, d11] =

@@ -34,6 +34,12 @@
 //     even wrap around in 16-bit lanes; they are never tracked (only row m-1, columns < n).
 //   * Range: 16-bit lanes are used only when fits_int16(model, m + R - 1, n) (virtual rows included),
 //     so no real or virtual cell, nor the intermediate H - O - X, E - X, F - X, can leave int16.
+//   * Stored form (stored_bias): in local mode 16x2 lanes hold every H, E and F as value + B with
+//     B = O + X, so that H >= B in both halves (local H >= 0). T = H - O - X is then one plain 32-bit
+//     subtraction of (O + X) per half, with no borrow across the halves, instead of a DPX add (the
+//     DPX instructions saturate the ALU pipe; ptxas may issue the subtraction on the FMA pipe). Stored
+//     values lie in [-X, value_bound] (E - X >= T - X >= -X), inside int16 by fits_int16. Borders, the
+//     left boundary and the trackers' floors are written in stored form; candidates are true values.
 #pragma once
 
 #include <cstdint>
@@ -281,6 +287,14 @@ WS_HD WS_FI std::int64_t left_boundary(const PassParams& p, std::int64_t row) {
   return -(static_cast<std::int64_t>(p.open) + (row + 1) * static_cast<std::int64_t>(p.extend));
 }
 
+// B of the stored form (file comment): O + X for 16x2 lanes in local mode, else 0.
+template <class L>
+WS_HD WS_FI std::int64_t stored_bias(const PassParams& p) {
+  return L::kPairs == 2 && p.mode == static_cast<std::int32_t>(Mode::kLocal)
+             ? static_cast<std::int64_t>(p.open) + p.extend
+             : 0;
+}
+
 // Byte offset of letter class c of half h inside a warp's profile region (layout [h][c][lane][R]).
 WS_HD WS_FI std::uint32_t profile_offset(int h, int c, int letters, int rows) {
   return static_cast<std::uint32_t>((h * letters + c) * kLaneBytes * rows);
@@ -294,6 +308,7 @@ WS_HD WS_FI void prep_column(const PassParams& p, const SlotInfo& slot, const st
   std::uint32_t off[2] = {0, 0};
   std::int64_t top[2] = {0, 0};
   const std::int64_t oe = static_cast<std::int64_t>(p.open) + p.extend;
+  const std::int64_t bias = stored_bias<L>(p);
   for (int h = 0; h < L::kPairs; ++h) {
     const HalfInfo& half = slot.half[h];
     int cls = p.pad_class;
@@ -302,7 +317,7 @@ WS_HD WS_FI void prep_column(const PassParams& p, const SlotInfo& slot, const st
       cls = code_class[p.residues[half.target + idx] & (kMaxCodes - 1)];
     }
     off[h] = profile_offset(h, cls, p.letters_count, rows);
-    top[h] = top_border(p, static_cast<std::int64_t>(j) + half.virtual_rows);
+    top[h] = top_border(p, static_cast<std::int64_t>(j) + half.virtual_rows) + bias;
   }
   letter = off[0] | (off[1] << 16);
   border_h = L::pack(top[0], top[1]);
@@ -397,39 +412,68 @@ template <class L, int R, bool kLocal>
 struct Column {
   using V = typename L::V;
   static_assert(R == 4 || R == 8 || R == 16, "rows per thread: one 4-, 8- or 16-byte profile access");
+  // Values in stored form with B = O + X (file comment): exactly when stored_bias<L> is nonzero.
+  static constexpr bool kBiased = kLocal && L::kPairs == 2;
 
   V H[R];
   V E[R];
   V diag;
 
+  // The `open` operand of step(): O + X in both halves (biased), else -(O + X) per lane; `neg_open`
+  // is always -(O + X) per lane.
+  WS_HD WS_FI static V open_operand(const PassParams& p) {
+    const std::int64_t oe = static_cast<std::int64_t>(p.open) + p.extend;
+    return kBiased ? L::splat(oe) : L::splat(-oe);
+  }
+  WS_HD WS_FI static V neg_open_operand(const PassParams& p) {
+    return L::splat(-(static_cast<std::int64_t>(p.open) + p.extend));
+  }
+
+  // Local mode's lowest H (0) and F (-(O + X)) in the form held, from open_operand's value.
+  WS_HD WS_FI static V low_h(V open) { return kBiased ? open : 0; }
+  WS_HD WS_FI static V low_f(V open) { return kBiased ? 0 : open; }
+
   WS_HD WS_FI void init(const PassParams& p, const SlotInfo& slot, int first_row) {
     const std::int64_t oe = static_cast<std::int64_t>(p.open) + p.extend;
+    const std::int64_t bias = stored_bias<L>(p);
     WS_UNROLL
     for (int r = 0; r < R; ++r) {
       std::int64_t left[2] = {0, 0};
       for (int h = 0; h < L::kPairs; ++h)
-        left[h] = left_boundary(p, first_row + r - slot.half[h].virtual_rows);
+        left[h] = left_boundary(p, first_row + r - slot.half[h].virtual_rows) + bias;
       H[r] = L::pack(left[0], left[1]);
       E[r] = L::pack(left[0] - oe, left[1] - oe);  // E(i, 0) = H(i, -1) - O - X
     }
     std::int64_t above[2] = {0, 0};
     for (int h = 0; h < L::kPairs; ++h)
-      above[h] = left_boundary(p, first_row - 1 - slot.half[h].virtual_rows);
+      above[h] = left_boundary(p, first_row - 1 - slot.half[h].virtual_rows) + bias;
     diag = L::pack(above[0], above[1]);
   }
 
   // Per row: A = max(diag + s, E [, 0]) is off the vertical chain; then H = max(A, F),
-  // T = H - O - X, F' = max(F - X, T), E' = max(E - X, T): three dependent ops per row.
+  // T = H - O - X, F' = max(F - X, T), E' = max(E - X, T): three dependent ops per row. Biased, the
+  // local clamp at 0 is the 3-way maximum with B (= `open`), and T is a 32-bit subtraction (kSub) or
+  // the DPX add of neg_open = -(O + X) per half (the same value). The kernels use the subtraction
+  // only outside known-score warps: with it there too, the whole protein Aligner measured 3-4 % slower
+  // on an H200 (those short sweeps wait on this chain's latency more than on the ALU pipe).
+  template <bool kSub = kBiased>
   WS_HD WS_FI void step(const std::uint32_t (&wa)[R / 4], const std::uint32_t (&wb)[R / 4], V hin, V& F,
-                        V neg_x, V neg_ox) {
+                        V neg_x, V open, V neg_open) {
+    static_assert(!kSub || kBiased, "the 32-bit subtraction needs the stored form");
     V hd = diag;
     diag = hin;
     WS_UNROLL
     for (int r = 0; r < R; ++r) {
       const V s = L::score(wa[r / 4], wb[r / 4], r % 4);
-      const V a = kLocal ? L::addmax_relu(hd, s, E[r]) : L::addmax(hd, s, E[r]);
-      const V h = L::max(a, F);
-      const V t = L::add(h, neg_ox);
+      V h, t;
+      if constexpr (kBiased) {
+        h = L::max3(L::addmax(hd, s, E[r]), F, open);
+        t = kSub ? h - open : L::add(h, neg_open);
+      } else {
+        const V a = kLocal ? L::addmax_relu(hd, s, E[r]) : L::addmax(hd, s, E[r]);
+        h = L::max(a, F);
+        t = L::add(h, neg_open);
+      }
       F = L::addmax(F, neg_x, t);
       E[r] = L::addmax(E[r], neg_x, t);
       hd = H[r];
@@ -460,7 +504,8 @@ WS_HD WS_FI bool better(const Candidate& a, const Candidate& b) {
 template <class L, int R>
 struct LocalTracker {
   using V = typename L::V;
-  V best = 0;  // per half: best H of the current tile (>= 0)
+  int bias = 0;  // B of the stored form of H (stored_bias); best is stored, candidates are true values
+  V best = 0;    // per half: best H of the current tile (>= 0)
   int bj[2] = {-1, -1};
   int bi[2] = {-1, -1};
   Candidate acc[2] = {{0, -1, -1}, {0, -1, -1}};
@@ -472,8 +517,8 @@ struct LocalTracker {
   // floor - 1 (cells equal to it are recorded, for the tie rule), which keeps later tiles from
   // re-climbing from 0 through many improvements.
   WS_HD WS_FI void begin_tile(V floor) {
-    best = L::pack(L::get(floor, 0) > 0 ? L::get(floor, 0) - 1 : 0,
-                   L::get(floor, 1) > 0 ? L::get(floor, 1) - 1 : 0);
+    best = L::pack((L::get(floor, 0) > 0 ? L::get(floor, 0) - 1 : 0) + bias,
+                   (L::get(floor, 1) > 0 ? L::get(floor, 1) - 1 : 0) + bias);
     bj[0] = bj[1] = bi[0] = bi[1] = -1;
   }
   // max(best, H[0..R)) per half: R/2 three-way maxima. The column improves the best iff this != best.
@@ -504,7 +549,7 @@ struct LocalTracker {
   WS_HD WS_FI void end_tile() {
     WS_UNROLL
     for (int h = 0; h < L::kPairs; ++h) {
-      const Candidate c{L::get(best, h), bj[h], bi[h]};
+      const Candidate c{L::get(best, h) - bias, bj[h], bi[h]};
       if (c.j >= 0 && c.v > 0 && better(c, acc[h])) acc[h] = c;
     }
   }

@@ -43,6 +43,11 @@ inline constexpr int kPrepThreads = 256;
 // byte offsets from this base, which the compiler keeps as a uniform register.
 extern __shared__ __align__(16) std::uint8_t pass_smem[];
 
+// Blocks per SM the pass kernels are compiled for: 5 for R = 8 (at most 96 registers, so that DNA's
+// small profiles fit 5 blocks per SM; with ptxas's own choice the whole Aligner was 4-5 % slower on an
+// H200), no bound for R = 16 (about 140 registers).
+constexpr int pass_min_blocks(int rows) { return rows == 8 ? 5 : 1; }
+
 constexpr std::size_t ctab_bytes(int letters) {
   return (static_cast<std::size_t>(kMaxCodes) * static_cast<std::size_t>(letters) + 15) / 16 * 16;
 }
@@ -86,7 +91,8 @@ struct Sweep {
   int steps;  // cols
   bool global;
   V neg_x;
-  V neg_ox;
+  V open;      // Column::open_operand
+  V neg_open;  // Column::neg_open_operand
   // known scores (local mode, warps flagged kWarpKnownScores; see sweep())
   V target;       // per half: the known score S (0 for an empty half)
   int lim[2];     // per half: smallest column where the group found S in an earlier tile
@@ -119,8 +125,8 @@ struct Sweep {
       // A border column the previous tile stopped before: local mode's lowest values (H = 0,
       // F = -(O + X)) in place of stale ones, so every value computed from it is <= the true one.
       if (kKnown && s >= valid) {
-        hin = 0;
-        fin = neg_ox;
+        hin = Column<L, R, kLocal>::low_h(open);
+        fin = Column<L, R, kLocal>::low_f(open);
       }
     }
     x = xin;
@@ -134,7 +140,8 @@ struct Sweep {
       for (int q = 0; q < R / 4; ++q) wb[q] = 0;
     }
     V f = fin;
-    if (!kGuard || j >= 0) col.step(wa, wb, hin, f, neg_x, neg_ox);
+    if (!kGuard || j >= 0)
+      col.template step<Column<L, R, kLocal>::kBiased && !kKnown>(wa, wb, hin, f, neg_x, open, neg_open);
     out_h = col.H[R - 1];
     out_f = f;
     if (write_border && t == G - 1 && (!kGuard || j >= 0)) border[j] = make_uint2(out_h, out_f);
@@ -268,7 +275,7 @@ struct Sweep {
 };
 
 template <class L, int G, int R, bool kLocal>
-__global__ void __launch_bounds__(kBlockWarps * 32)
+__global__ void __launch_bounds__(kBlockWarps * 32, pass_min_blocks(R))
     pass_kernel(const PassParams p, std::uint32_t warp_begin, std::uint32_t warp_count) {
   static_assert(G >= 4 && G <= 32 && (G & (G - 1)) == 0, "group size: a power of two from 4 to 32");
   const int letters = p.letters_count;
@@ -295,7 +302,9 @@ __global__ void __launch_bounds__(kBlockWarps * 32)
   sw.steps = static_cast<int>(wi.cols);
   sw.global = p.mode == static_cast<std::int32_t>(Mode::kGlobal);
   sw.neg_x = L::splat(-static_cast<std::int64_t>(p.extend));
-  sw.neg_ox = L::splat(-(static_cast<std::int64_t>(p.open) + p.extend));
+  sw.open = Column<L, R, kLocal>::open_operand(p);
+  sw.neg_open = Column<L, R, kLocal>::neg_open_operand(p);
+  if constexpr (kLocal) sw.tr.bias = static_cast<int>(stored_bias<L>(p));
   sw.capture_any = false;
   const auto* ctab = reinterpret_cast<const std::int8_t*>(pass_smem);
   if constexpr (kLocal) {
