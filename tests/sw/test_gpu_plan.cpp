@@ -457,9 +457,9 @@ TEST(GpuPassEmulated, WideLanes) {
   }
 }
 
-// Local 16x2 lanes hold values in stored form (value + O + X, pass_cells.hpp): pairs right at the
-// int16 bound (value_bound == 32000 and one above it, in 32-bit lanes), and a gap extension so large
-// that stored E - X nearly reaches -32768.
+// Local 16x2 lanes hold values in stored form (value + O + X, pass_cells.hpp): pairs of the longest
+// length whose value_bound fits kInt16Safe (stored H up to 31990) and one residue longer (32-bit
+// lanes), and a gap extension so large that stored E - X comes within 1768 of -32768.
 TEST(GpuPassEmulated, StoredFormAtTheInt16Bound) {
   std::mt19937_64 rng(0x9e0b);
   const Alphabet dna = Alphabet::dna();

@@ -37,7 +37,8 @@
 //   * Stored form (stored_bias): in local mode 16x2 lanes hold every H, E and F as value + B with
 //     B = O + X, so that H >= B in both halves (local H >= 0). T = H - O - X is then one plain 32-bit
 //     subtraction of (O + X) per half, with no borrow across the halves, instead of a DPX add (the
-//     DPX instructions saturate the ALU pipe; ptxas may issue the subtraction on the FMA pipe). Stored
+//     DPX instructions saturate the ALU pipe; ptxas issues the subtraction on the FMA pipe; known-score
+//     warps keep the DPX add, see Column::step). Stored
 //     values lie in [-X, value_bound] (E - X >= T - X >= -X), inside int16 by fits_int16. Borders, the
 //     left boundary and the trackers' floors are written in stored form; candidates are true values.
 #pragma once
@@ -505,7 +506,7 @@ template <class L, int R>
 struct LocalTracker {
   using V = typename L::V;
   int bias = 0;  // B of the stored form of H (stored_bias); best is stored, candidates are true values
-  V best = 0;    // per half: best H of the current tile (>= 0)
+  V best = 0;    // per half: best H of the current tile, stored (>= bias)
   int bj[2] = {-1, -1};
   int bi[2] = {-1, -1};
   Candidate acc[2] = {{0, -1, -1}, {0, -1, -1}};
