@@ -67,16 +67,15 @@ Work run_aligner(const Context& ctx, AlignSetKind kind, bool traceback, std::siz
     for (const align::Result& r : f.get()) checksum += r.score;
   work.timed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const align::Aligner::Stats s = aligner.stats();
-  std::fprintf(stderr,
-               "  %s\n  aligner: %llu batches, pass stage %.4f s, finish stage %.4f s; reverse cells %.3g "
-               "(forward %.3g), %llu reverse reruns; engine calls %.4f s: GPU kernels %.4f s, transfers %.4f "
-               "s; host windows %.4f s "
-               "(waited for %.4f s), plan %.4f s, pack %.4f s, wait %.4f s; %llu launches\n",
-               aligner.describe().c_str(), static_cast<unsigned long long>(s.batches), s.pass_s, s.finish_s,
-               static_cast<double>(s.reverse_cells), static_cast<double>(s.forward_cells),
-               static_cast<unsigned long long>(s.reverse_reruns), s.gpu_run_s, s.gpu_kernel_s,
-               s.gpu_transfer_s, s.host_window_s, s.host_window_wait_s, s.host_plan_s, s.host_pack_s,
-               s.host_wait_s, static_cast<unsigned long long>(s.launches));
+  std::fprintf(
+      stderr,
+      "  %s\n  aligner: %llu batches, pass stage %.4f s, finish stage %.4f s; reverse cells %.3g "
+      "(forward %.3g); engine calls %.4f s: GPU kernels %.4f s, transfers %.4f s; host windows %.4f s "
+      "(waited for %.4f s), plan %.4f s, pack %.4f s, wait %.4f s; %llu launches\n",
+      aligner.describe().c_str(), static_cast<unsigned long long>(s.batches), s.pass_s, s.finish_s,
+      static_cast<double>(s.reverse_cells), static_cast<double>(s.forward_cells), s.gpu_run_s, s.gpu_kernel_s,
+      s.gpu_transfer_s, s.host_window_s, s.host_window_wait_s, s.host_plan_s, s.host_pack_s, s.host_wait_s,
+      static_cast<unsigned long long>(s.launches));
   if (checksum < 0) work.records = 0;  // keeps the results observable; local scores are never negative
   return work;
 }

@@ -117,11 +117,8 @@ Work gpu_align(const Context& ctx, AlignSetKind kind, bool with_reverse, bool kn
     reverse.reserve(forward.size());
     for (std::size_t i = 0; i < forward.size(); ++i) {
       if (!sw::needs_reverse(model, ends[i], forward[i].qlen)) continue;
-      // With known scores the Aligner's windows (sw::reverse_window; the few that miss the start are
-      // not rerun here), else the whole prefixes.
-      const sw::ReverseExtent whole = sw::reverse_extent(model.mode, ends[i], forward[i].qlen);
-      const sw::ReverseExtent e = known_scores ? sw::reverse_window(model, ends[i], whole) : whole;
-      reverse.push_back({forward[i].query, e.qlen, forward[i].target + e.tbegin, e.tlen, true,
+      const sw::ReverseExtent e = sw::reverse_extent(model.mode, ends[i], forward[i].qlen);
+      reverse.push_back({forward[i].query, e.qlen, forward[i].target, e.tlen, true,
                          known_scores ? sw::reverse_known_score(model, ends[i]) : 0});
     }
     std::vector<sw::EndPoint> starts(reverse.size());

@@ -136,13 +136,9 @@ class Aligner {
   struct Stats {
     std::uint64_t batches = 0;
     std::uint64_t forward_cells = 0;  // query length x target length over the pairs
-    std::uint64_t reverse_cells = 0;  // cells of the start-finding passes' extents (query x target window)
-    // Start-finding passes whose target window (the last residues of the target prefix that an
-    // alignment of the forward score usually spans) missed the start, rerun over the whole prefix on
-    // CPU threads (reverse_cells counts their windows only).
-    std::uint64_t reverse_reruns = 0;
-    double pass_s = 0;    // wall seconds of the pass stage's work (GPU engine calls / CPU passes)
-    double finish_s = 0;  // wall seconds of the finish stage (results, traceback)
+    std::uint64_t reverse_cells = 0;  // cells of the start-finding passes' extents (query x target prefix)
+    double pass_s = 0;                // wall seconds of the pass stage's work (GPU engine calls / CPU passes)
+    double finish_s = 0;              // wall seconds of the finish stage (results, traceback)
     // GPU engines, summed over the GPUs (gpu_engine.hpp PassEngine::Stats)
     double gpu_kernel_s = 0, gpu_transfer_s = 0;
     double gpu_run_s = 0;  // wall seconds inside the engines' calls (the rest of pass_s: building jobs)

@@ -347,47 +347,25 @@ struct Aligner::Impl {
       pool.parallel_for(n, kCpuGrain, [&](std::size_t begin, std::size_t end) {
         thread_local sw::simd::Workspace ws;
         std::vector<std::uint8_t> rq, rt;
-        std::uint64_t cells = 0, reruns = 0;  // reverse cells and reruns of this chunk
+        std::uint64_t cells = 0;  // reverse cells of this chunk
         for (std::size_t k = begin; k < end; ++k) {
           const auto q = b.query(k), t = b.target(k);
           const sw::EndPoint fwd = sw::simd::pass(model, q, t, ws, isa);
           sw::EndPoint rev;
           if (sw::needs_reverse(model, fwd, q.size())) {
-            const sw::ReverseExtent whole = sw::reverse_extent(model.mode, fwd, q.size());
-            const sw::ReverseExtent window = sw::reverse_window(model, fwd, whole);
-            sw::reverse_prefix(q, window.qlen, rq);
-            sw::reverse_target(t, window, rt);
+            const sw::ReverseExtent ext = sw::reverse_extent(model.mode, fwd, q.size());
+            sw::reverse_prefix(q, ext.qlen, rq);
+            sw::reverse_prefix(t, ext.tlen, rt);
             rev = sw::simd::pass(model, rq, rt, ws, isa, sw::reverse_known_score(model, fwd));
-            cells += std::uint64_t{window.qlen} * window.tlen;
-            if (sw::window_missed(fwd, rev, window, whole)) {
-              rev = rerun_reverse(q, t, fwd, whole, ws);
-              ++reruns;
-            }
+            cells += std::uint64_t{ext.qlen} * ext.tlen;
           }
           job.results[k] = sw::make_result(model, fwd, rev, q.size(), t.size());
           if (config.traceback) sw::traceback(model, q, t, job.results[k]);
         }
         reverse_cells.fetch_add(cells, std::memory_order_relaxed);
-        add_reruns(reruns);
       });
     }
     add_pass_time(since(t0), 1, b.cells(), reverse_cells.load());
-  }
-
-  // The reverse pass over the whole prefix, for a pair whose window (sw::reverse_window) missed the
-  // start: its alignment leaves more target residues in gaps than the window's margin.
-  sw::EndPoint rerun_reverse(std::span<const std::uint8_t> q, std::span<const std::uint8_t> t,
-                             const sw::EndPoint& fwd, const sw::ReverseExtent& whole,
-                             sw::simd::Workspace& ws) {
-    std::vector<std::uint8_t> rq, rt;
-    sw::reverse_prefix(q, whole.qlen, rq);
-    sw::reverse_target(t, whole, rt);
-    return sw::simd::pass(model, rq, rt, ws, isa, sw::reverse_known_score(model, fwd));
-  }
-  void add_reruns(std::uint64_t reruns) {
-    if (reruns == 0) return;
-    std::lock_guard lock(stats_mutex);
-    totals.reverse_reruns += reruns;
   }
 
 #if WARPSEARCH_HAVE_CUDA
@@ -473,9 +451,8 @@ struct Aligner::Impl {
             std::uint64_t cells = 0;
             for (std::size_t k = first + begin; k < first + end; ++k) {
               if (!needs(k)) continue;
-              const sw::ReverseExtent ext = sw::reverse_window(
-                  model, job.fwd[k], sw::reverse_extent(model.mode, job.fwd[k], b.query(k).size()));
-              part.rev_jobs[pos] = {b.query(k).data(), ext.qlen, b.target(k).data() + ext.tbegin,
+              const sw::ReverseExtent ext = sw::reverse_extent(model.mode, job.fwd[k], b.query(k).size());
+              part.rev_jobs[pos] = {b.query(k).data(), ext.qlen, b.target(k).data(),
                                     ext.tlen,          true,     sw::reverse_known_score(model, job.fwd[k])};
               part.rev_index[pos] = k;
               ++pos;
@@ -537,24 +514,11 @@ struct Aligner::Impl {
     const Batch& b = job.batch;
     job.results.resize(b.size());
     pool.parallel_for(b.size(), kCpuGrain, [&](std::size_t begin, std::size_t end) {
-      std::uint64_t reruns = 0;
       for (std::size_t k = begin; k < end; ++k) {
         const auto q = b.query(k), t = b.target(k);
-        const sw::EndPoint& fwd = job.fwd[k];
-        sw::EndPoint& rev = job.rev[k];
-        if (rev.score != fwd.score && sw::needs_reverse(model, fwd, q.size())) {
-          // The GPU's reverse pass ran over sw::reverse_window(); rerun it here when that missed.
-          const sw::ReverseExtent whole = sw::reverse_extent(model.mode, fwd, q.size());
-          if (sw::window_missed(fwd, rev, sw::reverse_window(model, fwd, whole), whole)) {
-            thread_local sw::simd::Workspace ws;
-            rev = rerun_reverse(q, t, fwd, whole, ws);
-            ++reruns;
-          }
-        }
-        job.results[k] = sw::make_result(model, fwd, rev, q.size(), t.size());
+        job.results[k] = sw::make_result(model, job.fwd[k], job.rev[k], q.size(), t.size());
         if (config.traceback) sw::traceback(model, q, t, job.results[k]);
       }
-      add_reruns(reruns);
     });
 #if WARPSEARCH_HAVE_CUDA
     give_back_ends(std::move(job.fwd));

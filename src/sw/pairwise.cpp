@@ -40,23 +40,6 @@ void reverse_prefix(std::span<const std::uint8_t> seq, std::uint32_t len, std::v
   std::reverse(out.begin(), out.end());
 }
 
-void reverse_target(std::span<const std::uint8_t> target, const ReverseExtent& ext,
-                    std::vector<std::uint8_t>& out) {
-  out.assign(target.begin() + ext.tbegin, target.begin() + ext.tbegin + ext.tlen);
-  std::reverse(out.begin(), out.end());
-}
-
-ReverseExtent reverse_window(const PassModel& model, const EndPoint& fwd, const ReverseExtent& whole) {
-  if (model.mode != Mode::kLocal || fwd.score <= 0) return whole;
-  const std::uint64_t k = std::min<std::uint64_t>(whole.qlen, static_cast<std::uint64_t>(fwd.score));
-  const std::uint64_t w = k + std::max<std::uint64_t>(kReverseWindowMargin, k / 4);
-  if (w >= whole.tlen) return whole;
-  ReverseExtent e = whole;
-  e.tlen = static_cast<std::uint32_t>(w);
-  e.tbegin = whole.tbegin + whole.tlen - e.tlen;
-  return e;
-}
-
 align::Result make_result(const PassModel& model, const EndPoint& fwd, const EndPoint& rev,
                           std::size_t query_length, std::size_t target_length) {
   align::Result r;

@@ -1,7 +1,6 @@
 // pairwise.hpp: tier-independent steps of a pairwise alignment around the passes (model.hpp).
 //
 //   reverse_prefix()  the reversed-prefix inputs of the start-finding pass
-//   reverse_window()  the fast tiers' narrower target range for it (local mode; rerun when it misses)
 //   needs_reverse()   whether a forward end point needs a reverse pass (local/semiglobal, score cell)
 //   make_result()     forward + reverse end points -> align::Result coordinates (checks consistency)
 //   traceback()       fills cigar/matches/length of a result by global DP over its region; the CIGAR
@@ -17,13 +16,11 @@
 
 namespace warpsearch::sw {
 
-// Rows/columns of the reverse pass: query[0..qlen) and target[tbegin..tbegin + tlen) read backwards,
-// where qlen = fwd.qend + 1 (semiglobal: the whole query) and tbegin + tlen = fwd.tend + 1
-// (reverse_extent(): tbegin = 0, the whole prefix).
+// Rows/columns of the reverse pass: query[0..qlen) and target[0..tlen) read backwards, where
+// qlen = fwd.qend + 1 (semiglobal: the whole query) and tlen = fwd.tend + 1.
 struct ReverseExtent {
   std::uint32_t qlen = 0;
   std::uint32_t tlen = 0;
-  std::uint32_t tbegin = 0;
 };
 // Semiglobal alignments whose best score equals that of the all-insertion alignment -(open + m*extend)
 // report that alignment (the whole query against an empty target range at 0); see model.hpp.
@@ -36,28 +33,6 @@ inline std::int32_t reverse_known_score(const PassModel& model, const EndPoint& 
   return model.mode == Mode::kLocal ? fwd.score : 0;
 }
 void reverse_prefix(std::span<const std::uint8_t> seq, std::uint32_t len, std::vector<std::uint8_t>& out);
-// target[ext.tbegin, ext.tbegin + ext.tlen) reversed into out.
-void reverse_target(std::span<const std::uint8_t> target, const ReverseExtent& ext,
-                    std::vector<std::uint8_t>& out);
-
-// The start-finding pass over a window of the reversed target prefix (local mode; the GPU and SIMD
-// tiers): its first `w` columns, i.e. target[fwd.tend + 1 - w, fwd.tend], where
-// w = min(whole.tlen, k + max(kReverseWindowMargin, k / 4)) and k = min(qlen, S), S the forward
-// score (an optimal local alignment rarely leaves more target residues in gaps than that margin: k
-// bounds the aligned residues of the query prefix, and S bounds them too once every aligned pair scores
-// at least 1). Exact by construction, not by that guess: the values of the reversed prefixes' first w
-// columns do not depend on later columns, and the pass's end cell is the column-major first cell
-// holding S, so when a window cell holds S the window's end cell is the whole prefix's; when none does,
-// the window's pass does not return S (window_missed()) and the caller reruns the whole prefix.
-// Other modes, and windows that would hold the whole prefix: `whole` itself.
-inline constexpr std::uint32_t kReverseWindowMargin = 64;
-ReverseExtent reverse_window(const PassModel& model, const EndPoint& fwd, const ReverseExtent& whole);
-// Whether the reverse pass `rev` over `window` (from reverse_window(model, fwd, whole)) missed the
-// start and must be rerun over `whole`: its score is not the forward score and the window is narrower.
-inline bool window_missed(const EndPoint& fwd, const EndPoint& rev, const ReverseExtent& window,
-                          const ReverseExtent& whole) {
-  return rev.score != fwd.score && window.tlen < whole.tlen;
-}
 
 // rev is ignored when !needs_reverse(model, fwd, query_length).
 align::Result make_result(const PassModel& model, const EndPoint& fwd, const EndPoint& rev,

@@ -13,9 +13,7 @@
 #include <vector>
 
 #include "sw/model.hpp"
-#include "sw/pairwise.hpp"
 #include "testdata.hpp"
-#include "warpsearch/align.hpp"
 #include "warpsearch/alphabet.hpp"
 #include "warpsearch/scoring.hpp"
 #include "warpsearch/seqio.hpp"
@@ -102,32 +100,6 @@ inline Seq encode(std::string_view text, const Alphabet& alphabet) {
   Seq s;
   for (const char ch : text) s.push_back(*alphabet.code(ch));
   return s;
-}
-
-// A protein pair whose optimal local alignment (BLOSUM62, gaps 11/1) spans a long insertion in the
-// target: query = A + B, target = flank + A + G + B + flank with |A|, |B| in 120..200 and |G| in
-// 150..350, so the alignment covers about |G| more target residues than query residues (more than
-// sw::reverse_window's margin: the fast tiers' reverse window misses the start and is rerun).
-inline std::pair<Seq, Seq> long_insertion_pair(std::mt19937_64& rng, const Alphabet& alphabet) {
-  std::uniform_int_distribution<std::size_t> part(120, 200), gap(150, 350), flank(0, 100);
-  const Seq a = random_seq(rng, part(rng), alphabet, 0), b = random_seq(rng, part(rng), alphabet, 0);
-  Seq q(a);
-  q.insert(q.end(), b.begin(), b.end());
-  Seq t = concat(random_seq(rng, flank(rng), alphabet), a, random_seq(rng, gap(rng), alphabet));
-  t = concat(t, b, random_seq(rng, flank(rng), alphabet));
-  return {q, t};
-}
-
-// Whether the fast tiers' reverse window (sw::reverse_window) misses the start of the local alignment
-// r of a query of qlen residues, i.e. whether they must rerun its reverse pass over the whole prefix.
-inline bool window_misses(const PassModel& model, const align::Result& r, std::size_t qlen) {
-  if (model.mode != Mode::kLocal || r.empty()) return false;
-  EndPoint fwd;
-  fwd.score = r.score;
-  fwd.qend = static_cast<std::int32_t>(r.query_end) - 1;
-  fwd.tend = static_cast<std::int32_t>(r.target_end) - 1;
-  const ReverseExtent window = reverse_window(model, fwd, reverse_extent(model.mode, fwd, qlen));
-  return r.target_end - 1 - r.target_begin >= window.tlen;
 }
 
 // A random pair with lengths in [min_len, max_len]: unrelated, related (mutated, with random flanks on

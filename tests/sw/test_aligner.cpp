@@ -7,9 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "sw/pairwise.hpp"
 #include "sw/reference.hpp"
-#include "sw_test_inputs.hpp"
 #include "warpsearch/align.hpp"
 #include "warpsearch/error.hpp"
 
@@ -56,62 +54,6 @@ TEST(Aligner, EqualsReferencePipelineInEveryMode) {
     for (std::size_t k = 0; k < got.size(); ++k)
       EXPECT_EQ(got[k], expected[k]) << mode_name(mode) << " pair " << k;
   }
-}
-
-TEST(Aligner, ReverseWindowCoversTheLastTargetResiduesOfThePrefix) {
-  const sw::PassModel local = sw::PassModel::make(ScoringMatrix::builtin("BLOSUM62"), {11, 1}, Mode::kLocal);
-  sw::EndPoint fwd;
-  fwd.score = 30;
-  fwd.qend = 199;
-  fwd.tend = 999;
-  const sw::ReverseExtent whole = sw::reverse_extent(Mode::kLocal, fwd, 400);
-  ASSERT_EQ(whole.qlen, 200u);
-  ASSERT_EQ(whole.tlen, 1000u);
-  // k = min(200, 30) = 30: 30 + 64 columns, ending at the forward end.
-  const sw::ReverseExtent w = sw::reverse_window(local, fwd, whole);
-  EXPECT_EQ(w.qlen, 200u);
-  EXPECT_EQ(w.tlen, 30u + sw::kReverseWindowMargin);
-  EXPECT_EQ(w.tbegin + w.tlen, 1000u);
-  fwd.score = 900;  // k = 200: 200 + 64
-  EXPECT_EQ(sw::reverse_window(local, fwd, whole).tlen, 264u);
-  fwd.qend = 599;  // k = 600: 600 + 150, narrower than the prefix of 1000
-  EXPECT_EQ(sw::reverse_window(local, fwd, sw::reverse_extent(Mode::kLocal, fwd, 600)).tlen, 750u);
-  fwd.tend = 700;  // the window would hold the whole prefix
-  const sw::ReverseExtent short_prefix = sw::reverse_extent(Mode::kLocal, fwd, 600);
-  const sw::ReverseExtent same = sw::reverse_window(local, fwd, short_prefix);
-  EXPECT_EQ(same.tlen, short_prefix.tlen);
-  EXPECT_EQ(same.tbegin, 0u);
-  for (Mode mode : {Mode::kGlobal, Mode::kSemiGlobal}) {  // only local mode has a known score
-    const sw::PassModel m = sw::PassModel::make(ScoringMatrix::builtin("BLOSUM62"), {11, 1}, mode);
-    EXPECT_EQ(sw::reverse_window(m, fwd, whole).tlen, whole.tlen) << mode_name(mode);
-  }
-}
-
-// Pairs whose alignment spans a long target insertion: the reverse window misses their start, the
-// Aligner reruns exactly those pairs over the whole prefix, and every result equals the reference's.
-TEST(Aligner, ReverseWindowsThatMissTheStartAreRerun) {
-  std::mt19937_64 rng(41);
-  const Alphabet protein(AlphabetKind::kProtein);
-  Batch batch;
-  for (int k = 0; k < 120; ++k) {
-    const auto [q, t] = k % 3 == 0 ? sw::test::long_insertion_pair(rng, protein)
-                                   : sw::test::random_pair(rng, 1, 500, protein);
-    batch.add(q, t);
-  }
-  const Config cfg = cpu_config(Mode::kLocal, 2);
-  const sw::PassModel model = sw::PassModel::make(cfg.matrix, cfg.gaps, cfg.mode);
-  std::uint64_t misses = 0;
-  std::vector<Result> expected;
-  for (std::size_t k = 0; k < batch.size(); ++k) {
-    expected.push_back(sw::reference::align_pair(model, batch.query(k), batch.target(k), true));
-    misses += sw::test::window_misses(model, expected.back(), batch.query(k).size()) ? 1 : 0;
-  }
-  EXPECT_GE(misses, 35u);  // nearly every long-insertion pair
-  Aligner aligner(cfg);
-  const std::vector<Result> got = aligner.align(std::move(batch));
-  ASSERT_EQ(got.size(), expected.size());
-  for (std::size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k], expected[k]) << "pair " << k;
-  EXPECT_EQ(aligner.stats().reverse_reruns, misses);
 }
 
 TEST(Aligner, DnaScoringAndTextInput) {
@@ -181,22 +123,12 @@ TEST(Aligner, StatsCountBatchesCellsAndTime) {
   EXPECT_EQ(aligner.stats().batches, 0u);
   Batch a = random_batch(rng, 40, 20, 90), b = random_batch(rng, 30, 20, 90);
   const std::uint64_t cells = a.cells() + b.cells();
-  std::uint64_t reverse = 0;  // the reverse passes' windows of the pairs with a positive score
-  const sw::PassModel model =
-      sw::PassModel::make(aligner.config().matrix, aligner.config().gaps, Mode::kLocal);
+  std::uint64_t reverse = 0;  // the reverse passes' extents of the pairs with a positive score
   auto fa = aligner.submit(std::move(a));
   auto fb = aligner.submit(std::move(b));
-  for (auto* f : {&fa, &fb}) {
-    for (const Result& r : f->get()) {
-      if (r.score <= 0) continue;
-      sw::EndPoint fwd;
-      fwd.score = r.score;
-      fwd.qend = static_cast<std::int32_t>(r.query_end) - 1;
-      fwd.tend = static_cast<std::int32_t>(r.target_end) - 1;
-      const sw::ReverseExtent window = sw::reverse_window(model, fwd, {r.query_end, r.target_end, 0});
-      reverse += std::uint64_t{window.qlen} * window.tlen;
-    }
-  }
+  for (auto* f : {&fa, &fb})
+    for (const Result& r : f->get())
+      if (r.score > 0) reverse += std::uint64_t{r.query_end} * r.target_end;
   const Aligner::Stats s = aligner.stats();
   EXPECT_EQ(s.batches, 2u);
   EXPECT_EQ(s.forward_cells, cells);

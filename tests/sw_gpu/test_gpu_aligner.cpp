@@ -90,37 +90,6 @@ TEST_F(GpuAligner, EqualsCpuInEveryMode) {
   }
 }
 
-// The GPU's reverse passes run over windows of the target prefixes (sw::reverse_window); the pairs
-// whose window misses the start (a long target insertion) are rerun on CPU threads, exactly those.
-TEST_F(GpuAligner, ReverseWindowsThatMissTheStartAreRerun) {
-  std::mt19937_64 rng(43);
-  const Alphabet protein(AlphabetKind::kProtein);
-  Batch batch;
-  for (int k = 0; k < 600; ++k) {
-    const auto [q, t] = k % 3 == 0 ? sw::test::long_insertion_pair(rng, protein)
-                                   : sw::test::random_pair(rng, 1, 700, protein);
-    batch.add(q, t);
-  }
-  Config cfg = config(Mode::kLocal, false, DeviceMode::kGpu);
-  const sw::PassModel model = sw::PassModel::make(cfg.matrix, cfg.gaps, cfg.mode);
-  std::uint64_t misses = 0;
-  std::vector<Result> expected;
-  for (std::size_t k = 0; k < batch.size(); ++k) {
-    expected.push_back(sw::reference::align_pair(model, batch.query(k), batch.target(k), true));
-    misses += sw::test::window_misses(model, expected.back(), batch.query(k).size()) ? 1 : 0;
-  }
-  EXPECT_GE(misses, 180u);
-  Aligner gpu(cfg);
-  ASSERT_TRUE(gpu.uses_gpu());
-  const std::vector<Result> got = gpu.align(std::move(batch));
-  ASSERT_EQ(got.size(), expected.size());
-  std::size_t differing = 0;
-  for (std::size_t k = 0; k < got.size(); ++k)
-    if (got[k] != expected[k] && ++differing <= 5) ADD_FAILURE() << "pair " << k;
-  EXPECT_EQ(differing, 0u);
-  EXPECT_EQ(gpu.stats().reverse_reruns, misses);
-}
-
 TEST_F(GpuAligner, GpuCountAndLaunchSizeDoNotChangeResults) {
   const Batch batch = mixed_batch(31, 2000, false);
   Config all = config(Mode::kLocal, false, DeviceMode::kGpu);
