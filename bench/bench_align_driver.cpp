@@ -6,9 +6,10 @@
 //   align-protein / align-dna            device auto: all visible GPUs (CUDA_VISIBLE_DEVICES picks
 //                                        them), else CPU; coordinates, no CIGAR
 //   align-protein-cigar                  the same with traceback (CIGARs computed on CPU threads)
-// The pairs are submitted in batches of kBatchPairs with three batches in flight, as the CLI does
+// The pairs are submitted in batches of kBatchPairs with four batches in flight, as the CLI does
 // (WARPSEARCH_BENCH_ALIGN_BATCH=N: batches of N pairs instead, to measure the per-batch cost; batches
-// other than 250,000 are other pairs, with the same shapes).
+// other than 250,000 are other pairs, with the same shapes; WARPSEARCH_BENCH_ALIGN_INFLIGHT=N: N
+// batches in flight).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -29,7 +30,7 @@ namespace {
 constexpr std::uint64_t kSeed = 0xADE97;
 constexpr std::size_t kPairs = 1'000'000;
 constexpr std::size_t kBatchPairs = 250'000;
-constexpr std::size_t kInFlight = 3;  // cmd_align.cpp's kChunksInFlight
+constexpr std::size_t kInFlight = 4;  // cmd_align.cpp's kChunksInFlight
 
 Work run_aligner(const Context& ctx, AlignSetKind kind, bool traceback, std::size_t pairs) {
   align::Config config;
@@ -56,9 +57,12 @@ Work run_aligner(const Context& ctx, AlignSetKind kind, bool traceback, std::siz
   const auto start = std::chrono::steady_clock::now();
   std::deque<std::future<std::vector<align::Result>>> in_flight;
   std::int64_t checksum = 0;
+  std::size_t max_in_flight = kInFlight;
+  if (const char* env = std::getenv("WARPSEARCH_BENCH_ALIGN_INFLIGHT"); env != nullptr && *env != '\0')
+    max_in_flight = std::max<std::size_t>(1, std::stoull(env));
   for (align::Batch& b : batches) {
     in_flight.push_back(aligner.submit(std::move(b)));
-    if (in_flight.size() == kInFlight) {
+    if (in_flight.size() == max_in_flight) {
       for (const align::Result& r : in_flight.front().get()) checksum += r.score;
       in_flight.pop_front();
     }

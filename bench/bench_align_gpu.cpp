@@ -6,6 +6,7 @@
 //   gpu-align-protein-fwdrev  forward passes, then the start-finding reverse passes over the reversed
 //                             prefixes with the forward scores known (what `warpsearch align` without
 //                             --cigar runs); -fwdrev-full: the reverse passes without known scores
+//   gpu-align-dna-fwdrev      the same two passes over the DNA pairs
 //
 // The timed region is PassEngine::run itself: sorting and packing on the host, host->device copies,
 // kernels, result copies and the scatter back to pair order (plus building the reverse jobs for
@@ -172,6 +173,14 @@ const Registration kGpuProteinFwdRev{{
         "CUDA local forward + reverse (start) passes, 10^6 ADEPT-shaped protein pairs, with transfers",
     .headline = Headline::kCells,
     .body = InternalRun{[](const Context& ctx) { return gpu_align(ctx, AlignSetKind::kProtein, true); }},
+    .unavailable = gpu_unavailable,
+}};
+
+const Registration kGpuDnaFwdRev{{
+    .name = "gpu-align-dna-fwdrev",
+    .description = "CUDA local forward + reverse (start) passes, 10^6 ADEPT-shaped DNA pairs, with transfers",
+    .headline = Headline::kCells,
+    .body = InternalRun{[](const Context& ctx) { return gpu_align(ctx, AlignSetKind::kDna, true); }},
     .unavailable = gpu_unavailable,
 }};
 

@@ -48,11 +48,12 @@
 namespace warpsearch::cli {
 namespace {
 
-// Chunks submitted and not yet written while the next chunk is being read: one being written or
-// finished, and two queued behind it, so the Aligner always has the next chunk when it pairs one chunk's
-// reverse passes with the next chunk's forward passes on the GPUs (align.cpp), and the devices never
-// wait for the reader.
-constexpr std::size_t kChunksInFlight = 3;
+// Chunks submitted and not yet written while the next chunk is being read: one being written, and
+// three behind it, as many as the Aligner's GPU pipeline holds (forward passes queued, reverse passes
+// queued, finishing; align.cpp), so that it has the next chunk while this thread writes (and frees) the
+// oldest, and the GPUs never wait for the reader or the writer. With three, the GPU queue ran dry
+// whenever writing a chunk took longer than the GPU's remaining work (docs/PERFORMANCE.md, 2026-12-03).
+constexpr std::size_t kChunksInFlight = 4;
 
 struct AlignOptions {
   std::string query;

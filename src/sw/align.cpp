@@ -104,6 +104,7 @@ struct Aligner::Impl {
     std::vector<std::size_t> rev_index;  // pair of the batch for each reverse job
     std::vector<sw::EndPoint> rev_out;
     std::vector<std::size_t> chunk_jobs;  // per chunk of pairs: its first reverse job
+    std::size_t rev_count = 0;            // reverse jobs: the first rev_count of rev_jobs / rev_out
     std::future<void> fwd_done, rev_done;
   };
 #endif
@@ -396,6 +397,7 @@ struct Aligner::Impl {
       for (std::size_t g = 0; g < engines.size(); ++g) {
         GpuPart& part = job.parts[g];
         part.range = ranges[g];
+        part.rev_count = 0;
         const std::size_t first = part.range.begin, n = part.range.end - first;
         part.fwd_jobs.resize(n);
         pool.parallel_for(n, kJobGrain, [&](std::size_t begin, std::size_t end) {
@@ -406,6 +408,16 @@ struct Aligner::Impl {
           }
         });
         part.fwd_done = engines[g]->submit(part.fwd_jobs, std::span<sw::EndPoint>(job.fwd).subspan(first, n));
+      }
+      // With the forward passes queued, the buffers of the reverse passes are sized for every pair
+      // (memory touched for the first time is slow to page in; here the GPUs have work meanwhile, while
+      // between the forward results and the reverse passes they may not).
+      job.rev = take_ends(b.size());
+      for (GpuPart& part : job.parts) {
+        const std::size_t n = part.range.end - part.range.begin;
+        part.rev_jobs.resize(n);
+        part.rev_index.resize(n);
+        part.rev_out.resize(n);
       }
     } catch (...) {
       job.error = std::current_exception();
@@ -423,7 +435,6 @@ struct Aligner::Impl {
     if (!job.error) {
       try {
         const Batch& b = job.batch;
-        job.rev = take_ends(b.size());
         const auto needs = [&](std::size_t k) {
           return sw::needs_reverse(model, job.fwd[k], b.query(k).size());
         };
@@ -443,9 +454,7 @@ struct Aligner::Impl {
             a = nrev;
             nrev += here;
           }
-          part.rev_jobs.resize(nrev);
-          part.rev_index.resize(nrev);
-          part.rev_out.resize(nrev);
+          part.rev_count = nrev;  // (the buffers hold every pair of the range: gpu_forward)
           pool.parallel_for(n, kJobGrain, [&](std::size_t begin, std::size_t end) {
             std::size_t pos = at[begin / kJobGrain];
             std::uint64_t cells = 0;
@@ -460,8 +469,12 @@ struct Aligner::Impl {
             }
             reverse_cells.fetch_add(cells, std::memory_order_relaxed);  // once per chunk
           });
-          part.rev_done = engines[g]->submit(part.rev_jobs, part.rev_out);
+          part.rev_done = engines[g]->submit(std::span<const sw::gpu::PassJob>(part.rev_jobs).first(nrev),
+                                             std::span<sw::EndPoint>(part.rev_out).first(nrev));
         }
+        // The batch's results are sized here, while the GPUs run its reverse passes (see gpu_forward),
+        // so the finish stage only fills them.
+        job.results.resize(b.size());
       } catch (...) {
         job.error = std::current_exception();
         drain(job);
@@ -477,7 +490,7 @@ struct Aligner::Impl {
     wait(job, &GpuPart::rev_done);
     if (!job.error) {
       for (GpuPart& part : job.parts)
-        pool.parallel_for(part.rev_out.size(), kJobGrain, [&](std::size_t begin, std::size_t end) {
+        pool.parallel_for(part.rev_count, kJobGrain, [&](std::size_t begin, std::size_t end) {
           for (std::size_t x = begin; x < end; ++x) job.rev[part.rev_index[x]] = part.rev_out[x];
         });
     }
