@@ -127,6 +127,14 @@ void emulate_warp(const PassParams& p, std::uint32_t w) {
             tr[ut].step(out_h[ut], j, global);
           }
         }
+        // The kernel's share_best() after each unguarded chunk of 4 steps (local mode, unknown scores).
+        if constexpr (kLocal) {
+          if (!known && s % 4 == 3 && s - 3 >= kGuarded) {
+            V m = 0;
+            for (const Tracker& one : tr) m = L::max(m, one.best);
+            for (Tracker& one : tr) one.best = L::max(one.best, L::add(m, L::splat(-1)));
+          }
+        }
         if (known && s % 4 == 3 && s - 3 >= kGuarded) {
           bool settled = true;
           for (int h = 0; h < L::kPairs; ++h) {

@@ -43,6 +43,7 @@
 //     left boundary and the trackers' floors are written in stored form; candidates are true values.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -216,6 +217,15 @@ struct Lane32 {
     return prmt(wa, 0u, uk | (s << 4) | (s << 8) | (s << 12));
   }
 };
+
+// Index of the lowest set bit of x (x != 0).
+WS_HD WS_FI int lowest_bit(std::uint32_t x) {
+#if defined(__CUDA_ARCH__)
+  return __ffs(static_cast<int>(x)) - 1;
+#else
+  return std::countr_zero(x);
+#endif
+}
 
 WS_HD WS_FI std::uint32_t select_bits(std::uint32_t mask, std::uint32_t a, std::uint32_t b) {
   return (a & mask) | (b & ~mask);
@@ -505,6 +515,7 @@ WS_HD WS_FI bool better(const Candidate& a, const Candidate& b) {
 template <class L, int R>
 struct LocalTracker {
   using V = typename L::V;
+  static_assert(R <= 16, "improve(): one bit per row in each 16-bit half");
   int bias = 0;  // B of the stored form of H (stored_bias); best is stored, candidates are true values
   V best = 0;    // per half: best H of the current tile, stored (>= bias)
   int bj[2] = {-1, -1};
@@ -531,18 +542,22 @@ struct LocalTracker {
     if (r < R) m = L::max(m, H[r]);
     return m;
   }
-  // Records column j for the halves that `next` (= raised(H)) improves.
+  // Records column j for the halves that `next` (= raised(H)) improves. The rows holding the new best
+  // are found for both halves at once: max(H[r] + 1 - next, 0) is 1 in a half where H[r] equals next and
+  // 0 where it is lower (next >= H[r]; no wrap, by the range invariant: both lie in [B, value_bound]),
+  // and these flags are shifted into a bit mask, bit r of half h at bit 16 h + r (R <= 16). Per row one
+  // DPX instruction and one integer multiply-add, instead of extracting, comparing and selecting each
+  // half of each row: in the DNA benchmark set 44 % of the forward steps have an improving lane.
   WS_HD WS_FI void improve(const V (&H)[R], V next, int j, int first_row) {
+    const V one_minus_next = L::add(~next, L::splat(2));  // per half: ~x = -x - 1
+    std::uint32_t rows = 0;
+    WS_UNROLL
+    for (int r = R - 1; r >= 0; --r) rows = rows * 2u + L::addmax_relu(H[r], one_minus_next, 0);
     WS_UNROLL
     for (int h = 0; h < L::kPairs; ++h) {
-      const int v = L::get(next, h);
-      if (v > L::get(best, h)) {
-        int first = R - 1;
-        WS_UNROLL
-        for (int r = R - 1; r >= 0; --r)
-          if (L::get(H[r], h) == v) first = r;
+      if (L::get(next, h) > L::get(best, h)) {
         bj[h] = j;
-        bi[h] = first_row + first;
+        bi[h] = first_row + lowest_bit(h == 0 ? rows & 0xFFFFu : rows >> 16);
       }
     }
     best = next;

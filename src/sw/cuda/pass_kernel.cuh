@@ -174,6 +174,17 @@ struct Sweep {
     bc1 = nbc1;
   }
 
+  // Local mode without known scores, every 4 steps: each lane's best is raised to the group's best
+  // minus one (the tile floor's rule, begin_tile), so a lane no longer records cells below a value
+  // another lane already holds. Such a lane's stale (best, column, row) is dominated by that lane's
+  // candidate, so the group's result is unchanged; fewer lanes improve (and so fewer steps run improve()).
+  __device__ WS_FI void share_best() {
+    V m = tr.best;
+    WS_UNROLL
+    for (int off = G / 2; off > 0; off /= 2) m = L::max(m, __shfl_xor_sync(kFullMask, m, off, G));
+    tr.best = L::max(tr.best, L::add(m, L::splat(-1)));
+  }
+
   // Known scores: half h of the group is settled once some lane found S at a column <= the column the
   // group's last lane has completed (min with lim[h], from earlier tiles); empty halves are settled.
   // True when every half of every group of the warp is settled after step s (warp-uniform).
@@ -248,6 +259,7 @@ struct Sweep {
 #pragma unroll 1
       for (; s0 < steps; s0 += 4) {
         chunk<false, kKnown>(s0);
+        if constexpr (kLocal && !kKnown) share_best();
         if constexpr (kKnown) {
           if (settled(s0 + 3)) {
             next_valid = s0 + 3 - (G - 1) + 1;  // the last lane wrote columns 0 .. s0 + 3 - (G - 1)
