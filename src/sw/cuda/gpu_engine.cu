@@ -4,12 +4,12 @@
 // Calls (run() / submit()) queue up and one feeder thread per engine runs them in order, back to
 // back: the first launches of a call are packed while the previous call's last launches still run,
 // so the GPU does not drain between calls. Jobs are taken in windows of about one launch each, in call
-// order. Helper threads classify and sort the next two windows (of the same call, or of the next calls
-// queued; gpu_plan.hpp; chunks on the thread pool) and cut them into launch plans while the feeder
-// packs and queues the current one. Each launch owns a Flight: pinned staging buffers, device buffers
-// and a stream; there are three. While launches k and k+1 are queued on two flights' streams, the
-// feeder packs launch k+2 into the third flight's pinned buffers (residue copies on the pool), so
-// transfers and kernels of consecutive launches overlap and a slow moment of the host does not leave the
+// order. Helper threads (one per window) classify and sort up to five windows ahead (of the same call,
+// or of the next calls queued; gpu_plan.hpp; chunks on the thread pool) and cut them into launch plans
+// while the feeder packs and queues the current one. Each launch owns a Flight: pinned staging
+// buffers, device buffers and a stream; there are three. While launches k and k+1 are queued on two flights'
+// streams, the feeder packs launch k+2 into the third flight's pinned buffers (residue copies on the pool),
+// so transfers and kernels of consecutive launches overlap and a slow moment of the host does not leave the
 // GPU idle. A flight is reused only after its results were scattered back to its call's job order; a
 // call is complete when its last launch is.
 #include <cuda_runtime.h>
@@ -206,8 +206,11 @@ struct PassEngine::Impl {
   std::deque<std::unique_ptr<Call>> active;  // started and not complete, oldest first
   Clock::time_point busy_since;              // when `active` last became non-empty (Stats::run_s)
   // Windows in order, across calls: a ring of windows[(ring_head + i) % kWindows] for i < ring_size, the
-  // first being packed, the others being prepared by helpers (ahead[] of the same slot).
-  static constexpr std::size_t kWindows = 3;
+  // first being packed, the others being prepared by helpers (ahead[] of the same slot). Preparing a
+  // window (4-10 ms for 131,072 jobs on a 16-core host) takes longer than a short launch runs (DNA reverse
+  // passes, about 3 ms on an H200), so the ring holds five windows ahead: with two, the feeder waited
+  // 20-30 ms per 10^6 DNA forward and reverse passes (docs/PERFORMANCE.md, 2026-12-04).
+  static constexpr std::size_t kWindows = 6;
   std::array<Window, kWindows> windows;  // reused across calls
   std::array<std::future<void>, kWindows> ahead;
   std::size_t ring_head = 0, ring_size = 0;
@@ -602,7 +605,7 @@ struct PassEngine::Impl {
       const Clock::time_point wait0 = Clock::now();
       ahead[ring_head].get();
       stats.host_window_wait_s += seconds_since(wait0);
-      start_windows(kWindows);  // the next two windows are prepared while this one is packed
+      start_windows(kWindows);  // the next windows are prepared while this one is packed
       stats.host_window_s += w.seconds;
       stats.host_plan_s += w.plan_seconds;
       const std::span<const PassJob> window = call.jobs.subspan(w.begin, w.end - w.begin);
