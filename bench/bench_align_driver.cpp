@@ -9,7 +9,8 @@
 // The pairs are submitted in batches of kBatchPairs with four batches in flight, as the CLI does
 // (WARPSEARCH_BENCH_ALIGN_BATCH=N: batches of N pairs instead, to measure the per-batch cost; batches
 // other than 250,000 are other pairs, with the same shapes; WARPSEARCH_BENCH_ALIGN_INFLIGHT=N: N
-// batches in flight).
+// batches in flight; WARPSEARCH_BENCH_ALIGN_PAIRS=N: N pairs instead of 10^6 (10^7 shows the steady
+// rate that long runs see, without the first batch's start and the last one's drain)).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -33,6 +34,8 @@ constexpr std::size_t kBatchPairs = 250'000;
 constexpr std::size_t kInFlight = 4;  // cmd_align.cpp's kChunksInFlight
 
 Work run_aligner(const Context& ctx, AlignSetKind kind, bool traceback, std::size_t pairs) {
+  if (const char* env = std::getenv("WARPSEARCH_BENCH_ALIGN_PAIRS"); env != nullptr && *env != '\0')
+    pairs = std::max<std::size_t>(1, std::stoull(env));
   align::Config config;
   if (kind == AlignSetKind::kDna) {
     config.matrix = ScoringMatrix::dna(2, -3);
