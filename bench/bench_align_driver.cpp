@@ -12,17 +12,22 @@
 // batches in flight; WARPSEARCH_BENCH_ALIGN_PAIRS=N: N pairs instead of 10^6 (10^7 shows the steady
 // rate that long runs see, without the first batch's start and the last one's drain)).
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <future>
+#include <string>
+#include <system_error>
 #include <vector>
 
 #include "align_dataset.hpp"
 #include "registry.hpp"
 #include "warpsearch/align.hpp"
+#include "warpsearch/error.hpp"
 #include "warpsearch/scoring.hpp"
 
 namespace warpsearch::bench {
@@ -33,9 +38,20 @@ constexpr std::size_t kPairs = 1'000'000;
 constexpr std::size_t kBatchPairs = 250'000;
 constexpr std::size_t kInFlight = 4;  // cmd_align.cpp's kChunksInFlight
 
+// A positive count from the environment variable `name`, or `fallback` when it is unset or empty.
+std::size_t env_count(const char* name, std::size_t fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  std::size_t value = 0;
+  const char* end = text + std::strlen(text);
+  const auto [ptr, ec] = std::from_chars(text, end, value);
+  if (ec != std::errc() || ptr != end || value == 0)
+    throw Error(ErrorKind::kUsage, std::string(name) + "=" + text + ": expected a positive integer");
+  return value;
+}
+
 Work run_aligner(const Context& ctx, AlignSetKind kind, bool traceback, std::size_t pairs) {
-  if (const char* env = std::getenv("WARPSEARCH_BENCH_ALIGN_PAIRS"); env != nullptr && *env != '\0')
-    pairs = std::max<std::size_t>(1, std::stoull(env));
+  pairs = env_count("WARPSEARCH_BENCH_ALIGN_PAIRS", pairs);
   align::Config config;
   if (kind == AlignSetKind::kDna) {
     config.matrix = ScoringMatrix::dna(2, -3);
@@ -44,9 +60,7 @@ Work run_aligner(const Context& ctx, AlignSetKind kind, bool traceback, std::siz
   config.traceback = traceback;
   config.threads = ctx.threads;
   // The dataset is built in batches up front (not timed).
-  std::size_t batch_pairs = kBatchPairs;
-  if (const char* env = std::getenv("WARPSEARCH_BENCH_ALIGN_BATCH"); env != nullptr && *env != '\0')
-    batch_pairs = std::max<std::size_t>(1, std::stoull(env));
+  const std::size_t batch_pairs = env_count("WARPSEARCH_BENCH_ALIGN_BATCH", kBatchPairs);
   std::vector<align::Batch> batches;
   Work work;
   for (std::size_t done = 0, b = 0; done < pairs; done += batch_pairs, ++b) {
@@ -60,9 +74,7 @@ Work run_aligner(const Context& ctx, AlignSetKind kind, bool traceback, std::siz
   const auto start = std::chrono::steady_clock::now();
   std::deque<std::future<std::vector<align::Result>>> in_flight;
   std::int64_t checksum = 0;
-  std::size_t max_in_flight = kInFlight;
-  if (const char* env = std::getenv("WARPSEARCH_BENCH_ALIGN_INFLIGHT"); env != nullptr && *env != '\0')
-    max_in_flight = std::max<std::size_t>(1, std::stoull(env));
+  const std::size_t max_in_flight = env_count("WARPSEARCH_BENCH_ALIGN_INFLIGHT", kInFlight);
   for (align::Batch& b : batches) {
     in_flight.push_back(aligner.submit(std::move(b)));
     if (in_flight.size() == max_in_flight) {
