@@ -14,6 +14,7 @@
 #include <limits>
 #include <string>
 
+#include "sw/simd/trace_fill.hpp"
 #include "warpsearch/error.hpp"
 
 namespace warpsearch::sw {
@@ -92,15 +93,11 @@ void check_pair(const PassModel& model, std::size_t query_length, std::size_t ta
 
 namespace {
 
-// Direction byte per cell of the traceback matrix.
-enum : std::uint8_t {
-  kFromDiag = 0,
-  kFromE = 1,  // H(i,j) == E(i,j)   (gap in the query: 'D')
-  kFromF = 2,  // H(i,j) == F(i,j)   (gap in the target: 'I')
-  kSourceMask = 3,
-  kEExtend = 4,  // E(i,j) came from E(i,j-1) (else from H(i,j-1) - open)
-  kFExtend = 8,  // F(i,j) came from F(i-1,j)
-};
+using simd::kEExtend;
+using simd::kFExtend;
+using simd::kFromDiag;
+using simd::kFromE;
+using simd::kSourceMask;
 
 void push_op(std::string& ops, char op) { ops.push_back(op); }
 
@@ -146,52 +143,24 @@ void traceback(const PassModel& model, std::span<const std::uint8_t> query,
   }
   const bool free_target_start = model.mode == Mode::kSemiGlobal;
   const std::int64_t open = model.open, ext = model.extend;
-  constexpr std::int64_t kNegInf = std::numeric_limits<std::int64_t>::min() / 4;
 
-  // Forward fill over the region with global boundaries (semiglobal: H(-1,j) = 0), one byte per cell.
-  std::vector<std::uint8_t> dir(a * b);
-  std::vector<std::int64_t> Hprev(b + 1), Hcur(b + 1), Fcol(b + 1, kNegInf);
-  Hprev[0] = 0;
-  for (std::size_t j = 1; j <= b; ++j)
-    Hprev[j] = free_target_start ? 0 : -(open + static_cast<std::int64_t>(j) * ext);
-  for (std::size_t i = 1; i <= a; ++i) {
-    Hcur[0] = -(open + static_cast<std::int64_t>(i) * ext);
-    std::int64_t e = kNegInf;
-    for (std::size_t j = 1; j <= b; ++j) {
-      std::uint8_t d = 0;
-      // E(i,j) = max(E(i,j-1), H(i,j-1) - open) - extend; ties prefer opening (shorter gaps).
-      if (e > Hcur[j - 1] - open) {
-        d |= kEExtend;
-      } else {
-        e = Hcur[j - 1] - open;
-      }
-      e -= ext;
-      std::int64_t f = Fcol[j];
-      if (f > Hprev[j] - open) {
-        d |= kFExtend;
-      } else {
-        f = Hprev[j] - open;
-      }
-      f -= ext;
-      Fcol[j] = f;
-      // H: the diagonal first, then E, then F.
-      std::int64_t h = Hprev[j - 1] + model.score(q[i - 1], t[j - 1]);
-      if (e > h) {
-        h = e;
-        d |= kFromE;
-      }
-      if (f > h) {
-        h = f;
-        d = static_cast<std::uint8_t>((d & ~kSourceMask) | kFromF);
-      }
-      Hcur[j] = h;
-      dir[(i - 1) * b + (j - 1)] = d;
-    }
-    std::swap(Hprev, Hcur);
-  }
-  if (Hprev[b] != result.score) {
-    throw Error(ErrorKind::kInternal,
-                fmt::format("traceback region scores {}, the passes reported {}", Hprev[b], result.score));
+  // Forward fill over the region with global boundaries (semiglobal: H(-1,j) = 0), one byte per cell
+  // (simd/trace_fill.hpp). Regions up to 2^24 cells and 2^16 columns reuse per-thread buffers; larger
+  // ones get their own, freed on return, so one huge pair does not pin memory for the thread's lifetime.
+  const bool reuse = a * b <= (std::size_t{1} << 24) && b <= (std::size_t{1} << 16);
+  thread_local std::vector<std::uint8_t> reused_dir;
+  thread_local simd::Workspace reused_workspace;
+  std::vector<std::uint8_t> own_dir;
+  simd::Workspace own_workspace;
+  std::vector<std::uint8_t>& dir_buffer = reuse ? reused_dir : own_dir;
+  simd::Workspace& workspace = reuse ? reused_workspace : own_workspace;
+  if (dir_buffer.size() < a * b + simd::kTraceFillPad) dir_buffer.resize(a * b + simd::kTraceFillPad);
+  const std::uint8_t* const dir = dir_buffer.data();
+  const std::int64_t region_score =
+      simd::trace_fill(model, q, t, free_target_start, dir_buffer.data(), workspace);
+  if (region_score != result.score) {
+    throw Error(ErrorKind::kInternal, fmt::format("traceback region scores {}, the passes reported {}",
+                                                  region_score, result.score));
   }
 
   // Trace back from the region's last cell. state: 0 = H, 1 = E, 2 = F.
