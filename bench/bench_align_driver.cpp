@@ -12,19 +12,17 @@
 // batches in flight; WARPSEARCH_BENCH_ALIGN_PAIRS=N: N pairs instead of 10^6 (10^7 shows the steady
 // rate that long runs see, without the first batch's start and the last one's drain)).
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <deque>
 #include <future>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "align_dataset.hpp"
+#include "env.hpp"
 #include "registry.hpp"
 #include "warpsearch/align.hpp"
 #include "warpsearch/error.hpp"
@@ -37,18 +35,6 @@ constexpr std::uint64_t kSeed = 0xADE97;
 constexpr std::size_t kPairs = 1'000'000;
 constexpr std::size_t kBatchPairs = 250'000;
 constexpr std::size_t kInFlight = 4;  // cmd_align.cpp's kChunksInFlight
-
-// A positive count from the environment variable `name`, or `fallback` when it is unset or empty.
-std::size_t env_count(const char* name, std::size_t fallback) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return fallback;
-  std::size_t value = 0;
-  const char* end = text + std::strlen(text);
-  const auto [ptr, ec] = std::from_chars(text, end, value);
-  if (ec != std::errc() || ptr != end || value == 0)
-    throw Error(ErrorKind::kUsage, std::string(name) + "=" + text + ": expected a positive integer");
-  return value;
-}
 
 Work run_aligner(const Context& ctx, AlignSetKind kind, bool traceback, std::size_t pairs) {
   pairs = env_count("WARPSEARCH_BENCH_ALIGN_PAIRS", pairs);

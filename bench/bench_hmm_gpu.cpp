@@ -69,6 +69,7 @@
 #include <string>
 #include <vector>
 
+#include "env.hpp"
 #include "hmm/abc.hpp"
 #include "hmm/bg.hpp"
 #include "hmm/filter_engine.hpp"
@@ -99,21 +100,6 @@ constexpr int kNumPasses = 4;
 constexpr const char* kPassNames[] = {"gpu-hmm-ssv", "gpu-hmm-msv", "gpu-hmm-msv-full", "gpu-hmm-viterbi"};
 constexpr const char* kPassShort[] = {"SSV", "MSV", "MSVfull", "Vit"};
 
-std::string env(const char* name, const std::string& fallback = "") {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? std::string(value) : fallback;
-}
-
-int env_int(const char* name, int fallback) {
-  const std::string v = env(name);
-  if (v.empty()) return fallback;
-  try {
-    return std::stoi(v);
-  } catch (const std::exception&) {
-    throw Error(ErrorKind::kUsage, std::string(name) + "=" + v + ": expected an integer");
-  }
-}
-
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -127,11 +113,12 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return parts;
 }
 
-std::string testdata_dir() { return env("WARPSEARCH_TESTDATA", WARPSEARCH_TESTDATA_DIR); }
+std::string testdata_dir() { return env_string("WARPSEARCH_TESTDATA", WARPSEARCH_TESTDATA_DIR); }
 
 std::vector<std::string> model_files() {
-  const std::string list = env("WARPSEARCH_BENCH_HMM_GPU_MODELS",
-                               env("WARPSEARCH_BENCH_HMM", testdata_dir() + "/hmm/Pkinase.hmm"));
+  const std::string list =
+      env_string("WARPSEARCH_BENCH_HMM_GPU_MODELS",
+                 env_string("WARPSEARCH_BENCH_HMM", testdata_dir() + "/hmm/Pkinase.hmm"));
   return split(list, ':');
 }
 
@@ -199,10 +186,10 @@ std::vector<BenchModel> load_models(const hmm::Abc*& alphabet) {
     if (h.abc->type != alphabet->type) throw Error(ErrorKind::kInput, "the models do not share one alphabet");
 
   std::vector<hmm::Hmm> cuts;
-  const std::vector<std::string> lengths = split(env("WARPSEARCH_BENCH_HMM_GPU_SHORT"), ',');
+  const std::vector<std::string> lengths = split(env_string("WARPSEARCH_BENCH_HMM_GPU_SHORT"), ',');
   if (!lengths.empty()) {
     hmm::Hmm source;
-    if (const std::string from = env("WARPSEARCH_BENCH_HMM_GPU_SHORT_FROM"); !from.empty()) {
+    if (const std::string from = env_string("WARPSEARCH_BENCH_HMM_GPU_SHORT_FROM"); !from.empty()) {
       std::vector<hmm::Hmm> s = hmm::read_all_hmms(from);
       if (s.empty()) throw Error(ErrorKind::kInput, "no model in the file", from);
       source = std::move(s.front());
@@ -330,13 +317,13 @@ Work run_filters(const Context& ctx, unsigned passes) {
     if (db.seqs[s].L > 0) ids.push_back(static_cast<uint32_t>(s));
   }
 
-  int device = env_int("WARPSEARCH_BENCH_HMM_GPU_DEVICE", -1);
+  int device = env_integer("WARPSEARCH_BENCH_HMM_GPU_DEVICE", -1);
   if (device < 0) {
     const DeviceProbe probe = probe_devices();
     if (probe.devices.empty()) throw Error(ErrorKind::kGpu, "no usable GPU: " + probe.unavailable_reason);
     device = probe.devices.front().id;
   }
-  const long long budget = std::stoll(env("WARPSEARCH_BENCH_HMM_GPU_BUDGET", "0"));
+  const long long budget = env_integer<long long>("WARPSEARCH_BENCH_HMM_GPU_BUDGET", 0);
   const std::unique_ptr<hmm::FilterEngine> engine =
       hmm::make_gpu_filter_engine(device, static_cast<std::size_t>(std::max(0LL, budget)));
   engine->stats().reset();
@@ -349,8 +336,8 @@ Work run_filters(const Context& ctx, unsigned passes) {
              "{:.3f} s wall, {:.3f} s upload\n",
              engine->describe(), ctx.input, n, db.nres, read_s, upload_wall, upload_dev);
 
-  const int repeat = std::max(1, env_int("WARPSEARCH_BENCH_HMM_GPU_REPEAT", 1));
-  const int verify = env_int("WARPSEARCH_BENCH_HMM_GPU_VERIFY", 16);
+  const int repeat = std::max(1, env_integer("WARPSEARCH_BENCH_HMM_GPU_REPEAT", 1));
+  const int verify = env_integer("WARPSEARCH_BENCH_HMM_GPU_VERIFY", 16);
   std::vector<int> xe(n);
   std::vector<hmm::FilterScore> msv(n);
   std::vector<hmm::MsvState> full(ids.size());
@@ -383,13 +370,13 @@ Work run_filters(const Context& ctx, unsigned passes) {
   };
 
   // The CSV gets each model's rows as soon as they are measured (a run stopped by a time limit keeps them).
-  const std::string csv_path = env("WARPSEARCH_BENCH_HMM_GPU_CSV");
+  const std::string csv_path = env_string("WARPSEARCH_BENCH_HMM_GPU_CSV");
   std::ofstream csv;
   std::string label;
   if (!csv_path.empty()) {
     csv.open(csv_path);
     if (!csv) throw Error(ErrorKind::kIo, "cannot create the CSV", csv_path);
-    for (const char c : env("WARPSEARCH_BENCH_LABEL", engine->describe())) {
+    for (const char c : env_string("WARPSEARCH_BENCH_LABEL", engine->describe())) {
       if (c == '"') label += '"';  // CSV quoting
       label += c;
     }

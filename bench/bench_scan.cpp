@@ -44,6 +44,7 @@
 #include <utility>
 #include <vector>
 
+#include "env.hpp"
 #include "registry.hpp"
 #include "scan/model.hpp"
 #include "scan/sections.hpp"
@@ -74,12 +75,7 @@ constexpr std::size_t kCandidateLimit = 65536;
 // Columns of the untimed warm-up scan.
 constexpr std::size_t kWarmupColumns = 1 << 20;
 
-std::string env(const char* name, const std::string& fallback = "") {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? std::string(value) : fallback;
-}
-
-std::string query_path() { return env("WARPSEARCH_BENCH_SCAN_QUERY"); }
+std::string query_path() { return env_string("WARPSEARCH_BENCH_SCAN_QUERY"); }
 
 std::string query_unavailable() {
   const std::string path = query_path();
@@ -107,20 +103,21 @@ Setting load_setting() {
   } else {
     s.config.matrix = ScoringMatrix::dna(5, -3, kind);
     s.config.gaps = {8, 1};
-    const std::string strands = env("WARPSEARCH_BENCH_SCAN_STRANDS", "both");
+    const std::string strands = env_string("WARPSEARCH_BENCH_SCAN_STRANDS", "both");
     const std::optional<scan::StrandMode> mode = scan::parse_strand_mode(strands);
     if (!mode) throw Error(ErrorKind::kUsage, "WARPSEARCH_BENCH_SCAN_STRANDS: expected both, plus or minus");
     s.config.strands = *mode;
   }
   if (s.config.strands != scan::StrandMode::kMinus) s.strands.push_back(scan::Strand::kPlus);
   if (s.config.strands != scan::StrandMode::kPlus) s.strands.push_back(scan::Strand::kMinus);
-  s.config.top = static_cast<std::size_t>(std::stoull(env("WARPSEARCH_BENCH_SCAN_TOP", "200")));
-  s.config.traceback = env("WARPSEARCH_BENCH_SCAN_TRACEBACK", "1") != "0";
-  const std::optional<DeviceMode> device = parse_device_mode(env("WARPSEARCH_BENCH_SCAN_DEVICE", "auto"));
+  s.config.top = env_count("WARPSEARCH_BENCH_SCAN_TOP", 200);
+  s.config.traceback = env_string("WARPSEARCH_BENCH_SCAN_TRACEBACK", "1") != "0";
+  const std::optional<DeviceMode> device =
+      parse_device_mode(env_string("WARPSEARCH_BENCH_SCAN_DEVICE", "auto"));
   if (!device) throw Error(ErrorKind::kUsage, "WARPSEARCH_BENCH_SCAN_DEVICE: expected auto, cpu or gpu");
   s.config.device = *device;
-  s.config.gpus = env("WARPSEARCH_BENCH_SCAN_GPUS");
-  s.config.overlap = std::stoll(env("WARPSEARCH_BENCH_SCAN_OVERLAP", "0"));
+  s.config.gpus = env_string("WARPSEARCH_BENCH_SCAN_GPUS");
+  s.config.overlap = env_integer<long long>("WARPSEARCH_BENCH_SCAN_OVERLAP", 0);
   return s;
 }
 
@@ -185,7 +182,7 @@ Work kernel1(const Context& ctx, RunnerFactory factory, const std::vector<int>& 
     }
   }
   scan::SectionPlanOptions plan;
-  plan.overlap = std::stoll(env("WARPSEARCH_BENCH_SCAN_OVERLAP", "0"));
+  plan.overlap = env_integer<long long>("WARPSEARCH_BENCH_SCAN_OVERLAP", 0);
   if (!targets.empty() && !targets.front().residues.empty()) {
     const std::span<const std::uint8_t> first(targets.front().residues);
     for (StrandRunners& r : per_strand)
@@ -254,7 +251,8 @@ const Registration kGpuKernel1{{
     .headline = Headline::kCells,
     .body = InternalRun{[](const Context& ctx) {
       std::vector<int> ids;
-      for (const DeviceInfo& d : select_devices(DeviceMode::kGpu, env("WARPSEARCH_BENCH_SCAN_GPUS")).devices)
+      for (const DeviceInfo& d :
+           select_devices(DeviceMode::kGpu, env_string("WARPSEARCH_BENCH_SCAN_GPUS")).devices)
         ids.push_back(d.id);
       return kernel1(ctx, gpu_runner, ids);
     }},

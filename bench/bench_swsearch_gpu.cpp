@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "env.hpp"
 #include "registry.hpp"
 #include "sw/model.hpp"
 #include "sw/simd/pass.hpp"
@@ -55,14 +56,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-std::string env(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
-}
-long long env_ll(const char* name, long long fallback) {
-  return std::stoll(env(name, std::to_string(fallback)));
-}
-
 std::vector<std::vector<std::uint8_t>> read_codes(const std::string& path, std::size_t max_records,
                                                   std::vector<std::string>* names) {
   ReaderOptions options;
@@ -79,11 +72,11 @@ std::vector<std::vector<std::uint8_t>> read_codes(const std::string& path, std::
 
 Work run_score(const Context& ctx) {
   std::vector<std::string> qnames;
-  const std::string qpath = env("WARPSEARCH_BENCH_SW_QUERIES", "");
+  const std::string qpath = env_string("WARPSEARCH_BENCH_SW_QUERIES", "");
   const auto queries =
       qpath.empty() ? read_codes(ctx.input, 20, &qnames) : read_codes(qpath, SIZE_MAX, &qnames);
   const auto base = read_codes(ctx.input, SIZE_MAX, nullptr);
-  const long long copies = std::max(1LL, env_ll("WARPSEARCH_BENCH_SW_COPIES", 1));
+  const long long copies = std::max(1LL, env_integer<long long>("WARPSEARCH_BENCH_SW_COPIES", 1));
   std::vector<std::uint8_t> residues;
   std::vector<std::uint64_t> offsets{0};
   for (long long c = 0; c < copies; ++c) {
@@ -96,7 +89,7 @@ Work run_score(const Context& ctx) {
     }
   }
   const swsearch::DbBatch batch{residues, offsets};
-  if (const std::string dump = env("WARPSEARCH_BENCH_SW_WRITE_DB", ""); !dump.empty()) {
+  if (const std::string dump = env_string("WARPSEARCH_BENCH_SW_WRITE_DB", ""); !dump.empty()) {
     // The enlarged database as FASTA, for running peer tools on the same sequences.
     std::ofstream out(dump);
     const std::string_view symbols = Alphabet(AlphabetKind::kProtein).symbols();
@@ -111,11 +104,11 @@ Work run_score(const Context& ctx) {
   }
 
   const sw::PassModel model =
-      sw::PassModel::make(ScoringMatrix::builtin(env("WARPSEARCH_BENCH_SW_MATRIX", "BLOSUM62")),
-                          GapCosts{static_cast<int>(env_ll("WARPSEARCH_BENCH_SW_OPEN", 11)),
-                                   static_cast<int>(env_ll("WARPSEARCH_BENCH_SW_EXTEND", 1))},
+      sw::PassModel::make(ScoringMatrix::builtin(env_string("WARPSEARCH_BENCH_SW_MATRIX", "BLOSUM62")),
+                          GapCosts{static_cast<int>(env_integer<long long>("WARPSEARCH_BENCH_SW_OPEN", 11)),
+                                   static_cast<int>(env_integer<long long>("WARPSEARCH_BENCH_SW_EXTEND", 1))},
                           sw::Mode::kLocal);
-  int device = static_cast<int>(env_ll("WARPSEARCH_BENCH_SW_DEVICE", -1));
+  int device = static_cast<int>(env_integer<long long>("WARPSEARCH_BENCH_SW_DEVICE", -1));
   if (device < 0) {
     const DeviceProbe probe = probe_devices();
     if (probe.devices.empty()) throw Error(ErrorKind::kGpu, "no usable GPU: " + probe.unavailable_reason);
@@ -128,23 +121,23 @@ Work run_score(const Context& ctx) {
   std::vector<std::int32_t> scores(batch.size());
   engine->scores(queries.front(), scores);  // warm-up (module loading, first allocations)
 
-  const long long verify = env_ll("WARPSEARCH_BENCH_SW_VERIFY", 64);
+  const long long verify = env_integer<long long>("WARPSEARCH_BENCH_SW_VERIFY", 64);
   sw::simd::Workspace ws;
-  const std::string csv_path = env("WARPSEARCH_BENCH_SW_CSV", "");
+  const std::string csv_path = env_string("WARPSEARCH_BENCH_SW_CSV", "");
   std::ofstream csv;
   if (!csv_path.empty()) {
     const bool fresh = !std::filesystem::exists(csv_path);
     csv.open(csv_path, std::ios::app);
     if (fresh) csv << "label,query,length,targets,residues,cells,device_s,wall_s,gcups,wall_gcups,rescored\n";
   }
-  const std::string label = env("WARPSEARCH_BENCH_LABEL", engine->describe());
+  const std::string label = env_string("WARPSEARCH_BENCH_LABEL", engine->describe());
   std::fprintf(stderr, "%s\ndatabase: %zu sequences, %zu residues (upload %.3f s)\n",
                engine->describe().c_str(), batch.size(), residues.size(), upload_wall);
   std::fprintf(stderr, "%-28s %6s %10s %10s %9s %9s\n", "query", "length", "device_s", "wall_s", "GCUPS",
                "wall");
   Work work;
   double total_wall = 0, total_dev = 0;
-  const bool pairs = env_ll("WARPSEARCH_BENCH_SW_PAIRS", 0) != 0;
+  const bool pairs = env_integer<long long>("WARPSEARCH_BENCH_SW_PAIRS", 0) != 0;
   std::vector<std::int32_t> scores_b(batch.size());
   for (std::size_t qi = 0; qi < queries.size(); ++qi) {
     const auto before = engine->stats();
