@@ -134,8 +134,11 @@ std::vector<std::string> as_letters(const align::Batch& batch, AlignSetKind kind
   return out;
 }
 
-Work parasail_sw(const Context& ctx, AlignSetKind kind) {
-  const align::Batch batch = make_align_dataset(kind, pair_count(kind), kSeed, ctx.input);
+// trace: parasail_sw_trace_striped_16 and the CIGAR string on the kCigarPairs pairs of the -cigar
+// entries; else parasail_sw_striped_16 (score and end) on the pairs of cpu-align-*.
+Work parasail_sw(const Context& ctx, AlignSetKind kind, bool trace) {
+  const align::Batch batch =
+      make_align_dataset(kind, trace ? kCigarPairs : pair_count(kind), kSeed, ctx.input);
   const std::vector<std::string> queries = as_letters(batch, kind, true);
   const std::vector<std::string> targets = as_letters(batch, kind, false);
   const Scoring sc = scoring(kind);
@@ -147,53 +150,25 @@ Work parasail_sw(const Context& ctx, AlignSetKind kind) {
   const int extend = sc.gaps.extend;
   ThreadPool pool(ctx.threads);
   std::vector<std::int32_t> scores(batch.size());
-  std::atomic<std::size_t> saturated{0};
-  const Clock::time_point start = Clock::now();
-  pool.parallel_for(batch.size(), kGrain, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) {
-      parasail_result_t* r =
-          parasail_sw_striped_16(queries[i].c_str(), static_cast<int>(queries[i].size()), targets[i].c_str(),
-                                 static_cast<int>(targets[i].size()), open, extend, matrix);
-      if (parasail_result_is_saturated(r) != 0) saturated.fetch_add(1);
-      scores[i] = r->score;
-      parasail_result_free(r);
-    }
-  });
-  const double seconds = seconds_since(start);
-  if (created != nullptr) parasail_matrix_free(created);
-  if (saturated.load() != 0)
-    throw Error(ErrorKind::kInternal,
-                "parasail: " + std::to_string(saturated.load()) + " pairs saturated 16 bits");
-  return batch_work(batch, seconds);
-}
-
-Work parasail_cigar(const Context& ctx, AlignSetKind kind) {
-  const align::Batch batch = make_align_dataset(kind, kCigarPairs, kSeed, ctx.input);
-  const std::vector<std::string> queries = as_letters(batch, kind, true);
-  const std::vector<std::string> targets = as_letters(batch, kind, false);
-  const Scoring sc = scoring(kind);
-  parasail_matrix_t* created =
-      kind == AlignSetKind::kDna ? parasail_matrix_create("ACGTRYMKSWHBVDN", 2, -3) : nullptr;
-  const parasail_matrix_t* matrix = created != nullptr ? created : parasail_matrix_lookup("blosum62");
-  if (matrix == nullptr) throw Error(ErrorKind::kInternal, "parasail: no scoring matrix");
-  const int open = sc.gaps.open + sc.gaps.extend;
-  const int extend = sc.gaps.extend;
-  ThreadPool pool(ctx.threads);
   std::vector<std::size_t> cigar_bytes(batch.size());
   std::atomic<std::size_t> saturated{0};
   const Clock::time_point start = Clock::now();
-  pool.parallel_for(batch.size(), 4, [&](std::size_t begin, std::size_t end) {
+  pool.parallel_for(batch.size(), trace ? 4 : kGrain, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
+      const char* q = queries[i].c_str();
+      const char* t = targets[i].c_str();
       const int m = static_cast<int>(queries[i].size()), n = static_cast<int>(targets[i].size());
-      parasail_result_t* r =
-          parasail_sw_trace_striped_16(queries[i].c_str(), m, targets[i].c_str(), n, open, extend, matrix);
+      parasail_result_t* r = trace ? parasail_sw_trace_striped_16(q, m, t, n, open, extend, matrix)
+                                   : parasail_sw_striped_16(q, m, t, n, open, extend, matrix);
       if (parasail_result_is_saturated(r) != 0) saturated.fetch_add(1);
-      parasail_cigar_t* cigar =
-          parasail_result_get_cigar(r, queries[i].c_str(), m, targets[i].c_str(), n, matrix);
-      char* text = parasail_cigar_decode(cigar);
-      cigar_bytes[i] = std::strlen(text);
-      std::free(text);
-      parasail_cigar_free(cigar);
+      scores[i] = r->score;
+      if (trace) {
+        parasail_cigar_t* cigar = parasail_result_get_cigar(r, q, m, t, n, matrix);
+        char* text = parasail_cigar_decode(cigar);
+        cigar_bytes[i] = std::strlen(text);
+        std::free(text);
+        parasail_cigar_free(cigar);
+      }
       parasail_result_free(r);
     }
   });
@@ -207,10 +182,7 @@ Work parasail_cigar(const Context& ctx, AlignSetKind kind) {
 
 std::string parasail_unavailable() { return ""; }
 #else
-Work parasail_sw(const Context&, AlignSetKind) {
-  throw Error(ErrorKind::kUsage, "warpsearch-bench was built without libparasail");
-}
-Work parasail_cigar(const Context&, AlignSetKind) {
+Work parasail_sw(const Context&, AlignSetKind, bool) {
   throw Error(ErrorKind::kUsage, "warpsearch-bench was built without libparasail");
 }
 std::string parasail_unavailable() { return "built without libparasail (Debian: libparasail-dev)"; }
@@ -250,7 +222,7 @@ const Registration kParasailProteinCigar{{
     .description = "peer: parasail_sw_trace_striped_16 + parasail_result_get_cigar on the pairs of "
                    "cpu-align-protein-cigar",
     .headline = Headline::kCells,
-    .body = InternalRun{[](const Context& ctx) { return parasail_cigar(ctx, AlignSetKind::kProtein); }},
+    .body = InternalRun{[](const Context& ctx) { return parasail_sw(ctx, AlignSetKind::kProtein, true); }},
     .unavailable = parasail_unavailable,
 }};
 
@@ -259,7 +231,7 @@ const Registration kParasailDnaCigar{{
     .description =
         "peer: parasail_sw_trace_striped_16 + parasail_result_get_cigar on the pairs of cpu-align-dna-cigar",
     .headline = Headline::kCells,
-    .body = InternalRun{[](const Context& ctx) { return parasail_cigar(ctx, AlignSetKind::kDna); }},
+    .body = InternalRun{[](const Context& ctx) { return parasail_sw(ctx, AlignSetKind::kDna, true); }},
     .unavailable = parasail_unavailable,
 }};
 
@@ -267,7 +239,7 @@ const Registration kParasailProtein{{
     .name = "parasail-sw-striped-protein",
     .description = "peer: parasail_sw_striped_16 on the pairs of cpu-align-protein, same threads",
     .headline = Headline::kCells,
-    .body = InternalRun{[](const Context& ctx) { return parasail_sw(ctx, AlignSetKind::kProtein); }},
+    .body = InternalRun{[](const Context& ctx) { return parasail_sw(ctx, AlignSetKind::kProtein, false); }},
     .unavailable = parasail_unavailable,
 }};
 
@@ -275,7 +247,7 @@ const Registration kParasailDna{{
     .name = "parasail-sw-striped-dna",
     .description = "peer: parasail_sw_striped_16 on the pairs of cpu-align-dna, same threads",
     .headline = Headline::kCells,
-    .body = InternalRun{[](const Context& ctx) { return parasail_sw(ctx, AlignSetKind::kDna); }},
+    .body = InternalRun{[](const Context& ctx) { return parasail_sw(ctx, AlignSetKind::kDna, false); }},
     .unavailable = parasail_unavailable,
 }};
 
