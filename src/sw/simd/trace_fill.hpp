@@ -56,7 +56,7 @@ inline std::int64_t trace_fill_bound(const PassModel& model, std::size_t a, std:
 inline bool trace_fill_fits_vector(const PassModel& model, std::size_t a, std::size_t b) {
   return trace_fill_bound(model, a, b) <= (std::int64_t{1} << 27);
 }
-// 16-bit lanes (saturating): every value within kInt16Safe and the scan's largest decay, 16 gaps
+// 16-bit lanes (saturating): every value within kInt16Safe and the scan's largest decay, 16 gap
 // steps, a representable constant.
 inline bool trace_fill_fits_int16(const PassModel& model, std::size_t a, std::size_t b) {
   return trace_fill_bound(model, a, b) <= kInt16Safe &&
